@@ -1,0 +1,33 @@
+// ggml tensor type ids and their storage geometry (values and bytes per block), for every id a
+// GGUF file may name: the GGUF reader sizes tensors with this table, the decoders live in
+// formats/<name>.hpp.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace strata {
+
+enum class GgmlType : uint32_t {
+  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
+  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
+  IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22,
+  IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30,
+  TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, NVFP4 = 40, Q1_0 = 41, Q2_0 = 42,
+};
+
+struct GgmlTypeInfo {
+  GgmlType type;
+  std::string_view name;  // as in the test vectors' manifest: "iq3_s", "q2_K", "mxfp4"
+  uint32_t block_values;
+  uint32_t block_bytes;
+};
+
+// Geometry of a known type id; nullopt for ids ggml removed or never had.
+std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id);
+// Case-insensitive lookup by name ("IQ3_S", "iq3_s", "q4_k" all work).
+std::optional<GgmlTypeInfo> ggml_type_by_name(std::string_view name);
+// The name of a type ("unknown(<id>)" is never returned: callers check validity first).
+std::string_view ggml_type_name(GgmlType type);
+
+}  // namespace strata

@@ -1,0 +1,57 @@
+// IQ3_S: 256 values in 110 bytes. d f16 | qs[64] low index bits | qh[8] index bit 8 |
+// signs[32] one bit per value | scales[4] 4-bit sub-scales. Sub-block b = values 32b..32b+31.
+#pragma once
+#include "formats/format.hpp"
+#include "formats/tables.hpp"
+
+namespace strata {
+
+struct Iq3S {
+  static constexpr GgmlType kType = GgmlType::IQ3_S;
+  static constexpr const char* kName = "iq3_s";
+  static constexpr int kBlockValues = 256;
+  static constexpr int kBlockBytes = 110;
+  static constexpr bool kInt8 = true;
+  static constexpr bool kSplitScales = false;
+  static constexpr bool kHasOffset = false;
+
+  static constexpr int kQsOffset = 2, kQhOffset = 66, kSignsOffset = 74, kScalesOffset = 106;
+
+  // Odd multiplier 1..31 of d for sub-block `sub`.
+  STRATA_HD_INLINE static int sub_scale(const uint8_t* block, int sub) {
+    return 1 + 2 * ((block[kScalesOffset + sub / 2] >> (4 * (sub % 2))) & 15);
+  }
+
+  // The four magnitudes of group m (values 4m..4m+3) of sub-block `sub`, one per byte.
+  STRATA_HD_INLINE static uint32_t group_magnitudes(const uint8_t* block, int sub, int m) {
+    const int index = block[kQsOffset + 8 * sub + m] | (((block[kQhOffset + sub] >> m) & 1) << 8);
+    return tables::iq3s_grid(index);
+  }
+
+  STRATA_HD static void decode_sub(const uint8_t* block, int sub, int8_t* q, SubScale& s) {
+    const float scale = load_fp16le(block) * static_cast<float>(sub_scale(block, sub));
+    s.scale[0] = s.scale[1] = scale;
+    s.offset[0] = s.offset[1] = 0.0f;
+    for (int m = 0; m < 8; ++m) {
+      const uint32_t magnitudes = group_magnitudes(block, sub, m);
+      const uint8_t signs = block[kSignsOffset + 4 * sub + m / 2];
+      for (int j = 0; j < 4; ++j) {
+        const int magnitude = static_cast<int>((magnitudes >> (8 * j)) & 0xFF);
+        const bool negative = (signs >> (4 * (m % 2) + j)) & 1;
+        q[4 * m + j] = static_cast<int8_t>(negative ? -magnitude : magnitude);
+      }
+    }
+  }
+
+  STRATA_HD static void decode(const uint8_t* block, float* out) {
+    int8_t q[32];
+    SubScale s;
+    for (int sub = 0; sub < kBlockValues / 32; ++sub) {
+      decode_sub(block, sub, q, s);
+      for (int i = 0; i < 32; ++i) out[32 * sub + i] = s.scale[0] * static_cast<float>(q[i]);
+    }
+  }
+};
+static_assert(Int8BlockFormat<Iq3S>);
+
+}  // namespace strata
