@@ -1,0 +1,28 @@
+// NumPy .npy files (format 1.0/2.0/3.0, C order, little-endian): f32, i32 read and write.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace strata::npy {
+
+enum class DType { F32, I32 };
+
+struct Array {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;  // raw element data, little-endian, C order
+
+  int64_t size() const;  // product of shape
+  const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
+  const int32_t* i32() const { return reinterpret_cast<const int32_t*>(bytes.data()); }
+};
+
+// Throws strata::Error(kBadFile) naming `what` (e.g. "--x") for a damaged or unsupported file
+// (wrong magic, big-endian or Fortran order, other dtypes, size mismatch).
+Array read(const std::filesystem::path& path, const std::string& what);
+void write(const std::filesystem::path& path, DType dtype, const std::vector<int64_t>& shape,
+           const void* data);
+
+}  // namespace strata::npy

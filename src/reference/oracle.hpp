@@ -1,0 +1,33 @@
+// The double-precision oracles every arm is checked against.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "pipeline/layer.hpp"
+
+namespace strata {
+
+struct LayerInputs {
+  const float* x = nullptr;          // [T, d]
+  const int32_t* ids = nullptr;      // [T, k]
+  const float* weights = nullptr;    // [T, k]
+  int64_t n_tokens = 0;
+  int k = 0;
+};
+
+struct OracleOutput {
+  std::vector<double> gate;   // [T*k pairs in (t, j) order, f]: x.Wg before SwiGLU
+  std::vector<double> up;     // [T*k, f]
+  std::vector<double> h;      // [T*k, f]: silu(g)*u (before requantisation)
+  std::vector<double> y;      // [T, d]
+};
+
+// Exact: double precision on the decoded weights and the unquantised x and h.
+OracleOutput exact_oracle(const MoeLayerWeights& layer, const LayerInputs& in, int threads);
+
+// Same-quantisation: double precision on the int8 activation codes and scales of x (the rule of
+// arith.hpp), the weights' int8 codes and scales, h computed in double then requantised by the
+// same rule, the down product in double on those codes.
+OracleOutput same_quant_oracle(const MoeLayerWeights& layer, const LayerInputs& in, int threads);
+
+}  // namespace strata
