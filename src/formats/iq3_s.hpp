@@ -1,7 +1,7 @@
 // IQ3_S: 256 values in 110 bytes. d f16 | qs[64] low index bits | qh[8] index bit 8 |
 // signs[32] one bit per value | scales[4] 4-bit sub-scales. Sub-block b = values 32b..32b+31.
 #pragma once
-#include "formats/format.hpp"
+#include "formats/decode_helpers.hpp"
 #include "formats/tables.hpp"
 
 namespace strata {
@@ -44,14 +44,10 @@ struct Iq3S {
   }
 
   STRATA_HD static void decode(const uint8_t* block, float* out) {
-    int8_t q[32];
-    SubScale s;
-    for (int sub = 0; sub < kBlockValues / 32; ++sub) {
-      decode_sub(block, sub, q, s);
-      for (int i = 0; i < 32; ++i) out[32 * sub + i] = s.scale[0] * static_cast<float>(q[i]);
-    }
+    decode_by_sub<Iq3S>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq3S>);
+static_assert(Iq3S::kScalesOffset + Iq3S::kBlockValues / 64 == Iq3S::kBlockBytes);
 
 }  // namespace strata

@@ -1,7 +1,7 @@
 // Q2_0: 64 values in 18 bytes. d f16 | 16 bytes of 2-bit codes, four per byte, lowest pair first.
 // y = (code - 1) * d, so codes 0..3 map to -d, 0, +d, +2d.
 #pragma once
-#include "formats/format.hpp"
+#include "formats/decode_helpers.hpp"
 
 namespace strata {
 
@@ -19,18 +19,15 @@ struct Q2_0 {
     s.scale[0] = s.scale[1] = d;
     s.offset[0] = s.offset[1] = 0.0f;
     const uint8_t* codes = block + 2 + 8 * sub;
-    for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
+    for (int i = 0; i < 32; ++i)
+      q[i] = static_cast<int8_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
   }
 
   STRATA_HD static void decode(const uint8_t* block, float* out) {
-    int8_t q[32];
-    SubScale s;
-    for (int sub = 0; sub < 2; ++sub) {
-      decode_sub(block, sub, q, s);
-      for (int i = 0; i < 32; ++i) out[32 * sub + i] = s.scale[0] * static_cast<float>(q[i]);
-    }
+    decode_by_sub<Q2_0>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q2_0>);
+static_assert(2 + Q2_0::kBlockValues / 4 == Q2_0::kBlockBytes);
 
 }  // namespace strata

@@ -24,5 +24,8 @@ struct Array {
 Array read(const std::filesystem::path& path, const std::string& what);
 void write(const std::filesystem::path& path, DType dtype, const std::vector<int64_t>& shape,
            const void* data);
+// The bytes before the data of a .npy file of this dtype and shape (magic, version, padded
+// header dict), for writers that stream the data themselves.
+std::string header(DType dtype, const std::vector<int64_t>& shape);
 
 }  // namespace strata::npy

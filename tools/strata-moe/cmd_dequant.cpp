@@ -1,11 +1,193 @@
+// `strata-moe dequant`: raw blocks of one format to f32, or one GGUF tensor to a .npy file.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "commands.hpp"
+#include "common/bytes.hpp"
 #include "common/error.hpp"
+#include "formats/registry.hpp"
+#include "gguf/gguf.hpp"
+#include "io/npy.hpp"
 
 namespace strata::cli {
 
+namespace {
+
+struct DequantOptions {
+  std::string type;
+  std::string blocks;
+  std::string gguf;
+  std::string tensor;
+  std::string out;
+};
+
+// Values decoded per write: bounds the buffer whatever the tensor's size.
+constexpr size_t kChunkValues = size_t{1} << 20;
+
+std::string known_formats() {
+  std::string names;
+  for (const FormatInfo& f : block_formats())
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", f.name);
+  return names;
+}
+
+std::vector<uint8_t> read_all(const std::string& path, std::string_view option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(Status::kIo, fmt::format("{} '{}': cannot open: {}", option, path, std::strerror(errno)));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size < 0 || !in) fail(Status::kIo, fmt::format("{} '{}': cannot read", option, path));
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(bytes.data()), size);
+  if (!in) fail(Status::kIo, fmt::format("{} '{}': cannot read", option, path));
+  return bytes;
+}
+
+class Output {
+ public:
+  explicit Output(const std::string& path)
+      : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
+    if (!out_)
+      fail(Status::kIo, fmt::format("--out '{}': cannot create: {}", path, std::strerror(errno)));
+  }
+  void write(const void* data, size_t bytes) {
+    out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+    if (!out_) fail(Status::kIo, fmt::format("--out '{}': write failed", path_));
+  }
+  void close() {
+    out_.close();
+    if (!out_) fail(Status::kIo, fmt::format("--out '{}': write failed", path_));
+  }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+int dequant_blocks(const DequantOptions& o) {
+  const FormatInfo* format = find_block_format(std::string_view(o.type));
+  if (format == nullptr)
+    fail(Status::kInvalidArgument,
+         fmt::format("--type '{}': not a block format strata-moe decodes (known: {})", o.type,
+                     known_formats()));
+  const std::vector<uint8_t> raw = read_all(o.blocks, "--blocks");
+  const auto block_bytes = static_cast<size_t>(format->block_bytes);
+  if (raw.empty() || raw.size() % block_bytes != 0)
+    fail(Status::kInvalidArgument,
+         fmt::format("--blocks '{}': {} bytes is not a whole, non-zero number of {}-byte {} blocks",
+                     o.blocks, raw.size(), block_bytes, format->name));
+  Output out(o.out);
+  std::vector<float> values(static_cast<size_t>(format->block_values));
+  for (size_t offset = 0; offset < raw.size(); offset += block_bytes) {
+    format->decode(raw.data() + offset, values.data());
+    out.write(values.data(), values.size() * sizeof(float));
+  }
+  out.close();
+  return 0;
+}
+
+// Decodes values [first, first + count) of a tensor into `out`. Block formats are decoded whole
+// blocks at a time, so `first` and `count` are multiples of the block size.
+using Decoder = void (*)(const FormatInfo* format, const uint8_t* data, size_t first, size_t count,
+                         float* out);
+
+void decode_f32(const FormatInfo*, const uint8_t* data, size_t first, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) out[i] = bits_to_float(load_u32le(data + 4 * (first + i)));
+}
+void decode_f16(const FormatInfo*, const uint8_t* data, size_t first, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) out[i] = load_fp16le(data + 2 * (first + i));
+}
+void decode_bf16(const FormatInfo*, const uint8_t* data, size_t first, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i)
+    out[i] = bf16_bits_to_float(load_u16le(data + 2 * (first + i)));
+}
+void decode_blocks(const FormatInfo* format, const uint8_t* data, size_t first, size_t count,
+                   float* out) {
+  const auto values = static_cast<size_t>(format->block_values);
+  const auto bytes = static_cast<size_t>(format->block_bytes);
+  for (size_t v = 0; v < count; v += values)
+    format->decode(data + (first + v) / values * bytes, out + v);
+}
+
+int dequant_tensor(const DequantOptions& o) {
+  const gguf::File file = gguf::File::open(o.gguf);
+  const gguf::TensorInfo* t = file.find_tensor(o.tensor);
+  if (t == nullptr)
+    fail(Status::kInvalidArgument, fmt::format("--tensor '{}': no such tensor in '{}' ({} tensors)",
+                                               o.tensor, o.gguf, file.tensors().size()));
+
+  const FormatInfo* format = find_block_format(t->type);
+  Decoder decoder = nullptr;
+  size_t step = kChunkValues;
+  if (t->type == GgmlType::F32)
+    decoder = &decode_f32;
+  else if (t->type == GgmlType::F16)
+    decoder = &decode_f16;
+  else if (t->type == GgmlType::BF16)
+    decoder = &decode_bf16;
+  else if (format != nullptr) {
+    decoder = &decode_blocks;
+    step = kChunkValues / format->block_values * format->block_values;
+  } else {
+    fail(Status::kUnsupported,
+         fmt::format("tensor '{}': type {} cannot be dequantised by strata-moe (block "
+                     "formats: {}; also f32, f16, bf16)",
+                     t->name, ggml_type_name(t->type), known_formats()));
+  }
+
+  // The reader checked that the element count fits int64 and the data lies inside the file.
+  size_t elems = 1;
+  for (int64_t n : t->ne) elems *= static_cast<size_t>(n);
+  const std::vector<int64_t> shape(t->ne.rbegin(), t->ne.rend());  // numpy's C order: slowest first
+
+  Output out(o.out);
+  const std::string head = npy::header(npy::DType::F32, shape);
+  out.write(head.data(), head.size());
+  std::vector<float> buffer(std::min(elems, step));
+  for (size_t first = 0; first < elems; first += step) {
+    const size_t count = std::min(step, elems - first);
+    decoder(format, t->data, first, count, buffer.data());
+    out.write(buffer.data(), count * sizeof(float));
+  }
+  out.close();
+  return 0;
+}
+
+}  // namespace
+
 Runner add_dequant_command(CLI::App& app) {
-  app.add_subcommand("dequant", "(not yet available)");
-  return [] () -> int { fail(Status::kUnsupported, "'dequant' is not available in this build yet"); };
+  auto o = std::make_shared<DequantOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "dequant", "Decode raw blocks (--type/--blocks) or a GGUF tensor (--gguf/--tensor) to f32");
+  sub->add_option("--type", o->type, "Block format of --blocks, e.g. iq3_s (case-insensitive)");
+  sub->add_option("--blocks", o->blocks, "File of raw blocks");
+  sub->add_option("--gguf", o->gguf, "GGUF model file");
+  sub->add_option("--tensor", o->tensor, "Tensor name in --gguf");
+  sub->add_option("--out", o->out, "Output: raw little-endian f32 (--blocks) or .npy (--tensor)")
+      ->required();
+  return [o]() -> int {
+    const bool raw_mode = !o->type.empty() || !o->blocks.empty();
+    const bool gguf_mode = !o->gguf.empty() || !o->tensor.empty();
+    if (raw_mode == gguf_mode)
+      fail(Status::kInvalidArgument,
+           "dequant: give either --type and --blocks, or --gguf and --tensor");
+    if (raw_mode) {
+      require(!o->type.empty(), Status::kInvalidArgument, "dequant: --blocks needs --type");
+      require(!o->blocks.empty(), Status::kInvalidArgument, "dequant: --type needs --blocks");
+      return dequant_blocks(*o);
+    }
+    require(!o->gguf.empty(), Status::kInvalidArgument, "dequant: --tensor needs --gguf");
+    require(!o->tensor.empty(), Status::kInvalidArgument, "dequant: --gguf needs --tensor");
+    return dequant_tensor(*o);
+  };
 }
 
 }  // namespace strata::cli

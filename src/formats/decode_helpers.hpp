@@ -1,0 +1,48 @@
+// Shared pieces of the format headers: the block decode written once over decode_sub, and the
+// small bit-field readers several layouts use.
+#pragma once
+#include <cstdint>
+
+#include "formats/format.hpp"
+
+namespace strata {
+
+// Full-block decode through decode_sub. Every value is scale*q (+ offset): the product is exact
+// in fp32 for every format here, so this rounds exactly where ggml's to_float rounds.
+// NOTE: formats without an offset must not add a 0.0f offset: -0.0 + 0.0 would give +0.0.
+template <class F>
+STRATA_HD_INLINE void decode_by_sub(const uint8_t* block, float* out /*[F::kBlockValues]*/) {
+  int8_t q[kSubBlockValues];
+  SubScale s;
+  for (int sub = 0; sub < F::kBlockValues / kSubBlockValues; ++sub) {
+    F::decode_sub(block, sub, q, s);
+    float* y = out + kSubBlockValues * sub;
+    for (int i = 0; i < kSubBlockValues; ++i) {
+      const float product = s.scale[i / 16] * static_cast<float>(q[i]);
+      if constexpr (F::kHasOffset) {
+        y[i] = product + s.offset[i / 16];
+      } else {
+        y[i] = product;
+      }
+    }
+  }
+}
+
+// Both halves of a sub-block share one scale and no offset.
+STRATA_HD_INLINE void set_uniform_scale(SubScale& s, float scale) {
+  s.scale[0] = s.scale[1] = scale;
+  s.offset[0] = s.offset[1] = 0.0f;
+}
+
+// The 6-bit scale and min j (0..7) of the 12-byte Q4_K/Q5_K field (FORMATS.md, Q4_K).
+STRATA_HD_INLINE void k4_scale_min(const uint8_t* packed /*[12]*/, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = packed[j] & 63;
+    min = packed[j + 4] & 63;
+  } else {
+    scale = (packed[j + 4] & 0x0F) | ((packed[j - 4] >> 6) << 4);
+    min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+  }
+}
+
+}  // namespace strata
