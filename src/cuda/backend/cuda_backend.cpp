@@ -1,0 +1,129 @@
+// The CUDA LayerBackend behind the C API and the CLI: device-resident weights (native GGUF
+// blocks), device inputs and output, asynchronous on the caller's stream.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "api/backend.hpp"
+#include "common/error.hpp"
+#include "cuda/backend/run_layer.hpp"
+#include "cuda/backend/host_backend.hpp"
+#include "cuda/common/check.hpp"
+#include "cuda/common/device_buffer.hpp"
+#include "pipeline/routing.hpp"
+
+namespace strata {
+namespace {
+
+// Throws kInvalidArgument naming `what` unless `p` is device (or managed) memory.
+void require_device_pointer(const void* p, const char* what) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error of the query
+    fail(Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer");
+  }
+  require(attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged,
+          Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer (the CUDA backend reads device memory)");
+}
+
+class CudaBackend final : public LayerBackend {
+ public:
+  explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
+    validate_layer(weights_);
+    require_device_pointer(weights_.gate.data, weights_.gate.name.c_str());
+    require_device_pointer(weights_.up.data, weights_.up.name.c_str());
+    require_device_pointer(weights_.down.data, weights_.down.name.c_str());
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+    if (in.n_tokens > 0) {
+      require_device_pointer(in.x, "x");
+      require_device_pointer(in.ids, "ids");
+      require_device_pointer(in.weights, "weights");
+      require_device_pointer(y, "y");
+    }
+    const cuda::DeviceInputs device_in{in.x, in.ids, in.weights, in.n_tokens, in.k};
+    // NOTE: one workspace per layer object; concurrent runs of one layer take turns enqueueing
+    // and must use one stream (the workspace is reused by the next run on the stream).
+    std::lock_guard<std::mutex> lock(mutex_);
+    cuda::run_layer(weights_, device_in, arm, workspace_, static_cast<cudaStream_t>(options.cuda_stream), y);
+  }
+
+ private:
+  MoeLayerWeights weights_;
+  cuda::Workspace workspace_;
+  std::mutex mutex_;
+};
+
+class HostCudaBackend final : public LayerBackend {
+ public:
+  explicit HostCudaBackend(const MoeLayerWeights& host) : weights_(host) {
+    validate_layer(host);
+    weights_.gate.data = upload(host.gate, gate_);
+    weights_.up.data = upload(host.up, up_);
+    weights_.down.data = upload(host.down, down_);
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+    require(in.n_tokens >= 0 && in.k >= 1, Status::kInvalidArgument, "n_tokens, k: out of range");
+    if (in.n_tokens == 0) return;
+    validate_routing(in.ids, in.weights, in.n_tokens, in.k, weights_.n_expert, "ids", "weights");
+    const auto T = static_cast<size_t>(in.n_tokens), k = static_cast<size_t>(in.k), d = static_cast<size_t>(weights_.d);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
+    x_.reserve(T * d);
+    ids_.reserve(T * k);
+    w_.reserve(T * k);
+    y_.reserve(T * d);
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(x_.get(), in.x, T * d * sizeof(float), cudaMemcpyHostToDevice, stream));
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(ids_.get(), in.ids, T * k * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(w_.get(), in.weights, T * k * sizeof(float), cudaMemcpyHostToDevice, stream));
+    cuda::run_layer(weights_, cuda::DeviceInputs{x_.get(), ids_.get(), w_.get(), in.n_tokens, in.k}, arm, workspace_,
+                    stream, y_.get());
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(y, y_.get(), T * d * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+ private:
+  static const uint8_t* upload(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
+    const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
+    buffer.reserve(bytes + 2);
+    STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + 2, t.data, bytes, cudaMemcpyHostToDevice));
+    return buffer.get() + 2;
+  }
+
+  MoeLayerWeights weights_;
+  cuda::DeviceBuffer<uint8_t> gate_, up_, down_;
+  cuda::DeviceBuffer<float> x_, w_, y_;
+  cuda::DeviceBuffer<int32_t> ids_;
+  cuda::Workspace workspace_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerBackend> cuda::make_host_backend(const MoeLayerWeights& host_weights) {
+  return std::make_unique<HostCudaBackend>(host_weights);
+}
+
+std::unique_ptr<LayerBackend> make_cuda_backend(const MoeLayerWeights& weights) {
+  return std::make_unique<CudaBackend>(weights);
+}
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+}  // namespace strata

@@ -1,0 +1,178 @@
+#include "cuda/backend/run_layer.hpp"
+
+#include <string>
+
+#include "common/error.hpp"
+#include "cuda/common/check.hpp"
+#include "cuda/fused/fused_arm.hpp"
+#include "cuda/pipeline/combine.hpp"
+#include "cuda/pipeline/quantize_rows.hpp"
+#include "cuda/production/formats.hpp"
+#include "cuda/production/grouped_gemm.hpp"
+#include "cuda/production/swiglu_requant.hpp"
+#include "cuda/production/tile_config.hpp"
+#include "formats/registry.hpp"
+
+namespace strata::cuda {
+namespace {
+
+using production::ProductionFormats;
+
+bool carried(GgmlType type) {
+  return visit_format<ProductionFormats>(type, [](auto) {});
+}
+
+void require_carried(const ExpertTensor& t) {
+  require(carried(t.type), Status::kUnsupported,
+          "tensor '" + t.name + "': type " + std::string(ggml_type_name(t.type)) +
+              " is not carried by the CUDA production arm (it carries iq3_s and q2_0)");
+}
+
+void launch_gemm(GgmlType type, const production::GemmArgs& args, production::TileKind tile, cudaStream_t stream) {
+  const bool found = visit_format<ProductionFormats>(type, [&](auto tag) {
+    production::launch_grouped_gemm<typename decltype(tag)::Format>(args, tile, stream);
+  });
+  require(found, Status::kInternal, "grouped GEMM: format lost between validation and launch");
+}
+
+production::GemmOperand operand_of(const ExpertTensor& t, float* out) {
+  return {t.data, t.row_bytes, t.expert_stride_bytes, out};
+}
+
+}  // namespace
+
+int production::tile_pairs(TileKind kind) {
+  return kind == TileKind::kSmall ? TileSmall::kPairs : TileLarge::kPairs;
+}
+
+Workspace::~Workspace() {
+  if (events_ready_)
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+}
+
+void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert) {
+  const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
+  x_codes_.reserve(T * d);
+  x_scales_.reserve(T * d / 32);
+  x_half_sums_.reserve(T * d / 16);
+  gate_.reserve(P * f);
+  up_.reserve(P * f);
+  if (keep_h) h_.reserve(P * f);
+  h_codes_.reserve(P * f);
+  h_scales_.reserve(P * f / 32);
+  h_half_sums_.reserve(P * f / 16);
+  down_.reserve(P * d);
+  grouping_.reserve(n_pairs, n_expert);
+  if (!events_ready_) {
+    for (cudaEvent_t& e : events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
+    events_ready_ = true;
+  }
+}
+
+bool production_supports(const MoeLayerWeights& layer) {
+  return carried(layer.gate.type) && carried(layer.up.type) && carried(layer.down.type);
+}
+
+void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
+               float* y, PhaseTimes* times) {
+  validate_layer(layer);
+  require_carried(layer.gate);
+  require_carried(layer.up);
+  require_carried(layer.down);
+  require(in.n_tokens >= 0, Status::kInvalidArgument, "n_tokens: negative");
+  require(in.k >= 1 && in.k <= layer.n_expert, Status::kInvalidArgument,
+          "k: " + std::to_string(in.k) + " (must be in [1, E = " + std::to_string(layer.n_expert) + "])");
+  require(in.n_tokens * in.k < (int64_t{1} << 31), Status::kInvalidArgument, "n_tokens * k: must fit in int32");
+  require(layer.d <= (int64_t{1} << 30) && layer.f <= (int64_t{1} << 30), Status::kInvalidArgument,
+          "layer: d and f must fit in int32");
+  if (in.n_tokens == 0) return;
+  require(in.x != nullptr && in.ids != nullptr && in.weights != nullptr && y != nullptr,
+          Status::kInvalidArgument, "x, ids, weights, y: null device pointer");
+  require(reinterpret_cast<uintptr_t>(in.x) % 16 == 0, Status::kInvalidArgument, "x: not 16-byte aligned");
+
+  const int64_t T = in.n_tokens, k = in.k, d = layer.d, f = layer.f, E = layer.n_expert;
+  const int64_t P = T * k;
+  ws.reserve(T, P, d, f, E);
+
+  // Mean pairs per expert picks the tile: a speed choice only (see tile_config.hpp).
+  const double mean_pairs = static_cast<double>(P) / static_cast<double>(E);
+  const auto tile = mean_pairs < production::kSmallTileMeanPairs ? production::TileKind::kSmall
+                                                                 : production::TileKind::kLarge;
+  auto mark = [&](int i) {
+    if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[i], stream));
+  };
+
+  mark(0);
+  // ---- quantise x once per token -------------------------------------------------------
+  launch_quantize_rows(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_half_sums_.get(), stream);
+  mark(1);
+  // ---- group the pairs by expert, tile offsets for the persistent GEMMs ------------------
+  const DeviceGroupingTables g =
+      launch_group_by_expert(in.ids, T, in.k, E, production::tile_pairs(tile), ws.grouping_, stream);
+  mark(2);
+  const bool fused_gate_up = fused::use_fused(arm, layer);
+  // ---- gate and up --------------------------------------------------------------------
+  production::GemmArgs gu;
+  gu.in_features = static_cast<int>(d);
+  gu.out_features = static_cast<int>(f);
+  gu.act_codes = ws.x_codes_.get();
+  gu.act_scales = ws.x_scales_.get();
+  gu.act_half_sums = ws.x_half_sums_.get();
+  gu.pair_row = g.pair_token;
+  gu.expert_offsets = g.expert_offsets;
+  gu.tile_offsets = g.tile_offsets;
+  gu.n_expert = static_cast<int>(E);
+  if (fused_gate_up) {
+    // ---- fused arm: gate/up + SwiGLU + requantise h in one kernel -----------------------
+    fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
+                       {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr,
+                        ws.keep_h ? ws.gate_.get() : nullptr, ws.keep_h ? ws.up_.get() : nullptr},
+                       stream);
+  } else if (layer.gate.type == layer.up.type) {
+    gu.op[0] = operand_of(layer.gate, ws.gate_.get());
+    gu.op[1] = operand_of(layer.up, ws.up_.get());
+    gu.n_ops = 2;
+    launch_gemm(layer.gate.type, gu, tile, stream);
+  } else {
+    gu.n_ops = 1;
+    gu.op[0] = operand_of(layer.gate, ws.gate_.get());
+    launch_gemm(layer.gate.type, gu, tile, stream);
+    gu.op[0] = operand_of(layer.up, ws.up_.get());
+    launch_gemm(layer.up.type, gu, tile, stream);
+  }
+  mark(3);
+  // ---- SwiGLU + requantise h ----------------------------------------------------------
+  if (!fused_gate_up)
+    production::launch_swiglu_requant(ws.gate_.get(), ws.up_.get(), P, f, ws.h_codes_.get(), ws.h_scales_.get(),
+                                      ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr, stream);
+  mark(4);
+  // ---- down: h rows are already in sorted-pair order -----------------------------------
+  production::GemmArgs dn = gu;
+  dn.in_features = static_cast<int>(f);
+  dn.out_features = static_cast<int>(d);
+  dn.act_codes = ws.h_codes_.get();
+  dn.act_scales = ws.h_scales_.get();
+  dn.act_half_sums = ws.h_half_sums_.get();
+  dn.pair_row = nullptr;
+  dn.n_ops = 1;
+  dn.op[0] = operand_of(layer.down, ws.down_.get());
+  launch_gemm(layer.down.type, dn, tile, stream);
+  mark(5);
+  // ---- combine in slot order ------------------------------------------------------------
+  launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);
+  mark(6);
+
+  ws.view_ = WorkspaceView{ws.x_codes_.get(), ws.x_scales_.get(), ws.x_half_sums_.get(), g, ws.gate_.get(),
+                           ws.up_.get(), ws.keep_h ? ws.h_.get() : nullptr, ws.down_.get(), P};
+  if (times != nullptr) {
+    STRATA_CUDA_CHECK(cudaEventSynchronize(ws.events_[6]));
+    float ms[6];
+    for (int i = 0; i < 6; ++i) STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms[i], ws.events_[i], ws.events_[i + 1]));
+    float total = 0;
+    STRATA_CUDA_CHECK(cudaEventElapsedTime(&total, ws.events_[0], ws.events_[6]));
+    *times = PhaseTimes{1e3f * ms[0], 1e3f * ms[1], 1e3f * ms[2], 1e3f * ms[3], 1e3f * ms[4], 1e3f * ms[5],
+                        1e3f * total};
+  }
+}
+
+}  // namespace strata::cuda

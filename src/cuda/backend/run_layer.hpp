@@ -1,0 +1,85 @@
+// The CUDA backend's C++ entry point: one MoE layer on device pointers and a stream.
+//
+//   strata::cuda::Workspace ws;                       // reused across layers and calls
+//   strata::cuda::run_layer(layer, inputs, Arm::kProduction, ws, stream, d_y);
+//
+// `layer` is a MoeLayerWeights whose tensor data pointers are device addresses of the native
+// GGUF blocks (2-byte alignment is enough). Everything is enqueued on `stream`; the call does not
+// wait for the device, except (documented per item) when the workspace grows (cudaMalloc/cudaFree)
+// and when `times` is given (it waits for the layer's last event to read the timings).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+
+#include "cpu/moe_cpu.hpp"
+#include "cuda/common/device_buffer.hpp"
+#include "cuda/pipeline/grouping.hpp"
+#include "pipeline/layer.hpp"
+
+namespace strata::cuda {
+
+struct DeviceInputs {
+  const float* x = nullptr;        // [T, d] f32 on the device, 16-byte aligned
+  const int32_t* ids = nullptr;    // [T, k] int32 on the device, each in [0, E), distinct per token
+  const float* weights = nullptr;  // [T, k] f32 on the device
+  int64_t n_tokens = 0;
+  int k = 0;
+};
+
+// Per-phase device time of one run_layer call, microseconds (CUDA events).
+struct PhaseTimes {
+  float quantize_us = 0, group_us = 0, gate_up_us = 0, swiglu_us = 0, down_us = 0, combine_us = 0;
+  float total_us = 0;
+};
+
+// Device intermediates of the last run, for tests and tools (valid until the next run).
+struct WorkspaceView {
+  const int8_t* x_codes = nullptr;     // [T, d] int8
+  const float* x_scales = nullptr;     // [T, d/32]
+  const int32_t* x_half_sums = nullptr;  // [T, d/16]
+  DeviceGroupingTables grouping;       // tables of pipeline/grouping.hpp + tile offsets
+  const float* gate = nullptr;         // [P, f] f32, sorted-pair rows
+  const float* up = nullptr;           // [P, f]
+  const float* h = nullptr;            // [P, f] before requantisation (only with keep_h)
+  const float* down = nullptr;         // [P, d] sorted-pair rows
+  int64_t n_pairs = 0;
+};
+
+class Workspace {
+ public:
+  Workspace() = default;
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace();
+
+  bool keep_h = false;  // also store h before requantisation (tests)
+  const WorkspaceView& last() const { return view_; }
+
+ private:
+  friend void run_layer(const MoeLayerWeights&, const DeviceInputs&, Arm, Workspace&, cudaStream_t, float*,
+                        PhaseTimes*);
+  void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
+
+  GroupingWorkspace grouping_;
+  DeviceBuffer<int8_t> x_codes_, h_codes_;
+  DeviceBuffer<float> x_scales_, h_scales_, gate_, up_, h_, down_;
+  DeviceBuffer<int32_t> x_half_sums_, h_half_sums_;
+  DeviceBuffer<int32_t> fused_tile_offsets_;  // [E + 1] row tiles of the fused gate/up kernel
+  std::array<cudaEvent_t, 7> events_{};
+  bool events_ready_ = false;
+  WorkspaceView view_;
+};
+
+// y: [T, d] f32 on the device. Throws strata::Error: kInvalidArgument naming the argument,
+// kUnsupported naming the tensor and its type when the arm does not carry a format, kCuda.
+// Arm::kFused runs the fused gate/up kernel (src/cuda/fused) where fused::use_fused() allows it,
+// else the production arm (said once on stderr). With keep_h, the fused arm also fills gate/up/h.
+void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& workspace,
+               cudaStream_t stream, float* y, PhaseTimes* times = nullptr);
+
+// True when the production arm carries all three of the layer's formats.
+bool production_supports(const MoeLayerWeights& layer);
+
+}  // namespace strata::cuda

@@ -1,0 +1,103 @@
+#include "cuda/fused/fused_arm.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/error.hpp"
+#include "cuda/fused/gate_up_swiglu.hpp"
+#include "cuda/fused/tile_config.hpp"
+#include "cuda/production/formats.hpp"
+#include "formats/registry.hpp"
+
+namespace strata::cuda::fused {
+namespace {
+
+bool gate_up_carried(GgmlType type) {
+  return visit_format<FusedGateUpFormats>(type, [](auto) {});
+}
+
+bool down_carried(GgmlType type) {
+  return visit_format<production::ProductionFormats>(type, [](auto) {});
+}
+
+// Prints `message` on stderr the first time `said` is raised in this process.
+void say_once(std::atomic<bool>& said, const std::string& message) {
+  if (!said.exchange(true)) std::fprintf(stderr, "strata-moe: %s\n", message.c_str());
+}
+
+bool native_layers_allowed() {
+  const char* value = std::getenv("STRATA_PF_FUSED_NATIVE");
+  return value == nullptr || std::strcmp(value, "0") != 0;
+}
+
+}  // namespace
+
+int fused_tile_pairs(FusedTileKind kind) {
+  return kind == FusedTileKind::kSmall ? FusedSmall::kPairs : FusedLarge::kPairs;
+}
+
+FusedTileKind fused_tile_for(double mean_pairs) {
+  return mean_pairs < kFusedSmallTileMeanPairs ? FusedTileKind::kSmall : FusedTileKind::kLarge;
+}
+
+bool fused_supports(const MoeLayerWeights& layer) {
+  return layer.gate.type == layer.up.type && gate_up_carried(layer.gate.type) && down_carried(layer.down.type) &&
+         layer.d % 64 == 0 && layer.f % 32 == 0;
+}
+
+bool use_fused(Arm requested, const MoeLayerWeights& layer) {
+  if (requested != Arm::kFused) return false;
+  static std::atomic<bool> said_native{false}, said_formats{false};
+  if (!native_layers_allowed()) {
+    say_once(said_native, "STRATA_PF_FUSED_NATIVE=0: layers in native GGUF blocks (all of them in this build) "
+                          "run on the CUDA production arm");
+    return false;
+  }
+  if (!fused_supports(layer)) {
+    say_once(said_formats, "the CUDA fused arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
+                               " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
+                               std::string(ggml_type_name(layer.down.type)) + " ('" + layer.gate.name +
+                               "'); such layers run on the CUDA production arm");
+    return false;
+  }
+  return true;
+}
+
+void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
+                 const DeviceGroupingTables& grouping, int64_t n_pairs, DeviceBuffer<int32_t>& tile_offsets,
+                 const GateUpOutputs& out, cudaStream_t stream) {
+  require(fused_supports(layer), Status::kInternal, "fused gate/up: layer not covered (use_fused was not asked)");
+  const FusedTileKind tile = fused_tile_for(static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert));
+  tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
+  launch_tile_offsets(grouping.expert_offsets, layer.n_expert, fused_tile_pairs(tile), tile_offsets.get(), stream);
+
+  GateUpArgs args;
+  args.gate_weights = layer.gate.data;
+  args.up_weights = layer.up.data;
+  args.row_bytes = layer.gate.row_bytes;
+  args.gate_expert_stride_bytes = layer.gate.expert_stride_bytes;
+  args.up_expert_stride_bytes = layer.up.expert_stride_bytes;
+  args.d = static_cast<int>(layer.d);
+  args.f = static_cast<int>(layer.f);
+  args.act_codes = x_codes;
+  args.act_scales = x_scales;
+  args.pair_token = grouping.pair_token;
+  args.expert_offsets = grouping.expert_offsets;
+  args.tile_offsets = tile_offsets.get();
+  args.n_expert = static_cast<int>(layer.n_expert);
+  args.h_codes = out.h_codes;
+  args.h_scales = out.h_scales;
+  args.h_half_sums = out.h_half_sums;
+  args.h_out = out.h;
+  args.gate_out = out.gate;
+  args.up_out = out.up;
+  const bool found = visit_format<FusedGateUpFormats>(layer.gate.type, [&](auto tag) {
+    launch_fused_gate_up<typename decltype(tag)::Format>(args, tile, stream);
+  });
+  require(found, Status::kInternal, "fused gate/up: format lost between selection and launch");
+}
+
+}  // namespace strata::cuda::fused

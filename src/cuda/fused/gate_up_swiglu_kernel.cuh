@@ -1,0 +1,285 @@
+// Device code of the fused gate/up + SwiGLU + requant kernel (included by the per-format
+// instantiation files).
+//
+// A persistent grid walks the work items (row tile of an expert's sorted pairs x block of h
+// features), built on the device by the grouping step. Per item and per 64-value K stage:
+//   - activation codes and scales of the tile's pairs are gathered with cp.async, kActStages
+//     stages in flight (zero-filled past the expert's last pair);
+//   - the weight sub-blocks of the next stage are decoded (F::decode_sub) into a double-buffered
+//     shared tile of 80-byte rows while the tensor cores multiply the current one;
+//   - every 32-wide slice is one mma.sync m16n8k32 with a zero accumulator (the exact int32 dot),
+//     folded into fp32 with fold_slice<F> strictly in slice order.
+// In each m16 tile rows 0-7 are gate rows and rows 8-15 the up rows of the same 8 features, so a
+// lane holds gate (c0/c1) and up (c2/c3) of one (feature, pair): SwiGLU needs no exchange, and the
+// per-32-feature requantisation of h reduces its amax and half sums with xor-shuffles.
+// NOTE: no split-K, no reordering of slices, and h requantised by the exact operations of
+// quantize_block32: the codes are bitwise equal to the production arm's and the CPU arms'.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/common/check.hpp"
+#include "cuda/fused/cp_async.cuh"
+#include "cuda/fused/decode_words.cuh"
+#include "cuda/fused/gate_up_swiglu.hpp"
+#include "cuda/fused/tile_config.hpp"
+#include "cuda/mma/mma_m16n8k32.cuh"
+#include "formats/format.hpp"
+#include "pipeline/arith.hpp"
+
+namespace strata::cuda::fused {
+
+template <class Tile>
+struct FusedShared {
+  alignas(16) int8_t weights[2][Tile::kWeightRows][Tile::kRowStrideBytes];     // [buf][row][k] int8
+  alignas(16) int8_t acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideBytes];  // [slot][pair][k]
+  alignas(16) float act_scale[Tile::kActStages][Tile::kPairs][Tile::kStageSubs];   // [slot][pair][sub]
+  float weight_scale[2][Tile::kWeightRows][Tile::kStageSubs];                   // [buf][row][sub]
+};
+
+// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
+__device__ __forceinline__ int fused_upper_index(const int32_t* table, int n, int32_t value) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (table[mid] <= value) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// int32 -> fp32 on the FP pipe: the accumulator starts at the bits of 1.5 * 2^23, the dot lands in
+// the mantissa (|dot| <= 32 * 127 * 127 < 2^22), and subtracting 1.5 * 2^23 is exact, so the result
+// is static_cast<float>(dot) bit for bit.
+inline constexpr int32_t kMagicBits = 0x4B400000;
+inline constexpr float kMagic = 12582912.0f;
+
+template <class F, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    fused_gate_up_kernel(const GateUpArgs args) {
+  static_assert(!F::kSplitScales && !F::kHasOffset,
+                "one int32 dot per slice and no activation-sum term (extend the fold for others)");
+  static_assert(F::kBlockValues % 32 == 0, "whole 32-value sub-blocks per block");
+  constexpr int kSubsPerBlock = F::kBlockValues / 32;
+  extern __shared__ __align__(16) uint8_t shared_raw[];
+  FusedShared<Tile>& sm = *reinterpret_cast<FusedShared<Tile>*>(shared_raw);
+
+  const int d = args.d, f = args.f;
+  const int n_subs = d / 32;                           // k slices over the whole row
+  const int n_stages = d / Tile::kStageValues;         // d % 64 == 0 (checked by the launcher)
+  const int feature_blocks = (f + Tile::kFeatures - 1) / Tile::kFeatures;
+  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * feature_blocks;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int group = lane / 4, tig = lane % 4;
+  const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
+
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    // ---- which expert, pairs and features ------------------------------------------------
+    const int32_t tile = static_cast<int32_t>(item / feature_blocks);
+    const int feature_begin = static_cast<int>(item % feature_blocks) * Tile::kFeatures;
+    const int expert = fused_upper_index(args.tile_offsets, args.n_expert + 1, tile);
+    const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
+    const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
+    const uint8_t* gate_expert = args.gate_weights + static_cast<size_t>(expert) * args.gate_expert_stride_bytes;
+    const uint8_t* up_expert = args.up_weights + static_cast<size_t>(expert) * args.up_expert_stride_bytes;
+
+    // Each thread copies one fixed 16-byte chunk (and maybe one scale pair) of every stage.
+    const int copy_pair = tid / (Tile::kStageValues / 16), copy_chunk = tid % (Tile::kStageValues / 16);
+    const bool copy_thread = tid < Tile::kActChunks;
+    const bool copy_valid = copy_thread && copy_pair < pair_count;
+    const int64_t copy_token = copy_valid ? args.pair_token[pair_begin + copy_pair] : 0;
+    const bool scale_thread = tid < Tile::kPairs;
+    const bool scale_valid = scale_thread && tid < pair_count;
+    const int64_t scale_token = scale_valid ? args.pair_token[pair_begin + tid] : 0;
+
+    __syncthreads();  // the previous item's readers are done with every shared buffer
+
+    auto issue_acts = [&](int stage) {
+      if (stage < n_stages) {
+        const int slot = stage % Tile::kActStages;
+        if (copy_thread)
+          cp_async_16(&sm.acts[slot][copy_pair][16 * copy_chunk],
+                      args.act_codes + copy_token * d + stage * Tile::kStageValues + 16 * copy_chunk, copy_valid);
+        if (scale_thread)
+          cp_async_8(&sm.act_scale[slot][tid][0], args.act_scales + scale_token * n_subs + stage * Tile::kStageSubs,
+                     scale_valid);
+      }
+      cp_async_commit();  // an empty group past the end keeps the wait counts uniform
+    };
+
+    // Shared row r: feature feature_begin + 8*(r/16) + r%8, gate rows r%16 < 8, up rows r%16 >= 8.
+    auto decode_weights = [&](int stage, int buf) {
+      for (int task = tid; task < Tile::kWeightRows * Tile::kStageSubs; task += Tile::kThreads) {
+        const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
+        const int feature = feature_begin + 8 * (r / 16) + r % 8;
+        const int sub = stage * Tile::kStageSubs + s;
+        uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float scale = 0.0f;
+        if (feature < f) {
+          const uint8_t* row = ((r % 16) < 8 ? gate_expert : up_expert) + static_cast<size_t>(feature) * args.row_bytes;
+          scale = WordDecoder<F>::decode(row + static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes,
+                                         sub % kSubsPerBlock, w);
+        }
+        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * s]);
+        dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
+        dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
+        sm.weight_scale[buf][r][s] = scale;
+      }
+    };
+
+    // acc[mi][ni][c]: feature feature_begin + 32*warp_m + 8*mi + group; pair
+    // warp_n*kWarpPairs + 8*ni + 2*tig + c%2; gate for c = 0, 1 and up for c = 2, 3.
+    float acc[Tile::kMmaM][Tile::kMmaN][4];
+#pragma unroll
+    for (int mi = 0; mi < Tile::kMmaM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.0f;
+
+    // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0 ------
+#pragma unroll
+    for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
+    decode_weights(0, 0);
+
+    for (int stage = 0; stage < n_stages; ++stage) {
+      const int buf = stage & 1, slot = stage % Tile::kActStages;
+      cp_async_wait<Tile::kActStages - 2>();  // this thread's copies of `stage` have landed
+      __syncthreads();  // everyone's copies and the weights of `stage` visible; stage - 1 fully read
+      issue_acts(stage + Tile::kActStages - 1);  // into the slot stage - 1 used
+      if (stage + 1 < n_stages) decode_weights(stage + 1, buf ^ 1);
+
+      // ---- multiply the stage's two slices, folding each in order ---------------------------
+#pragma unroll
+      for (int s = 0; s < Tile::kStageSubs; ++s) {
+        uint32_t a[Tile::kMmaM][4];
+        uint32_t b[Tile::kMmaN][2];
+        const int k = 32 * s + 4 * tig;
+#pragma unroll
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
+          a[mi][0] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k]);
+          a[mi][1] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k]);
+          a[mi][2] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k + 16]);
+          a[mi][3] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k + 16]);
+        }
+#pragma unroll
+        for (int ni = 0; ni < Tile::kMmaN; ++ni) {
+          const int pair = warp_n * Tile::kWarpPairs + 8 * ni + group;
+          b[ni][0] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k]);
+          b[ni][1] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k + 16]);
+        }
+        float act_scale[Tile::kMmaN][2];
+#pragma unroll
+        for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+          for (int c = 0; c < 2; ++c)
+            act_scale[ni][c] = sm.act_scale[slot][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c][s];
+#pragma unroll
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
+          const float gate_scale = sm.weight_scale[buf][row][s];
+          const float up_scale = sm.weight_scale[buf][row + 8][s];
+#pragma unroll
+          for (int ni = 0; ni < Tile::kMmaN; ++ni) {
+            const int32_t magic[4] = {kMagicBits, kMagicBits, kMagicBits, kMagicBits};
+            int32_t dot[4];
+            mma::mma_m16n8k32_s8(dot, a[mi], b[ni], magic);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+              // NOTE: fold_slice<F> for a format without split scales or offsets, one for one:
+              // acc = fmaf(float(dot), w_scale * a_scale, acc).
+              const float dot_f = __int_as_float(dot[c]) - kMagic;
+              acc[mi][ni][c] = fmaf(dot_f, (c < 2 ? gate_scale : up_scale) * act_scale[ni][c % 2], acc[mi][ni][c]);
+            }
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)
+
+    // ---- epilogue: SwiGLU in registers, requantise per 32 features, write codes ---------------
+    const int feature_base = feature_begin + 32 * warp_m;  // this warp's requant block
+    const bool block_valid = feature_base < f;             // f % 32 == 0: all 32 or none
+    const int n_blocks32 = f / 32;
+#pragma unroll
+    for (int ni = 0; ni < Tile::kMmaN; ++ni) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c;
+        float h[Tile::kMmaM];
+        float amax = 0.0f;
+#pragma unroll
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          h[mi] = swiglu(acc[mi][ni][c], acc[mi][ni][c + 2]);
+          amax = fmaxf(amax, fabsf(h[mi]));
+        }
+        // Lanes of one tig hold the block's other features: reduce over the group bits.
+#pragma unroll
+        for (int mask = 4; mask < 32; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+        // NOTE: the operations of quantize_block32 (pipeline/arith.hpp), one for one.
+        const float scale = amax / 127.0f;
+        int code[Tile::kMmaM];
+#pragma unroll
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          float r = (scale == 0.0f) ? 0.0f : roundf(h[mi] / scale);
+          r = fminf(fmaxf(r, -127.0f), 127.0f);
+          code[mi] = static_cast<int>(r);
+        }
+        static_assert(Tile::kMmaM == 4, "mi 0-1 are features 0-15 (half 0), mi 2-3 features 16-31");
+        int half0 = code[0] + code[1], half1 = code[2] + code[3];
+#pragma unroll
+        for (int mask = 4; mask < 32; mask <<= 1) {
+          half0 += __shfl_xor_sync(0xffffffffu, half0, mask);
+          half1 += __shfl_xor_sync(0xffffffffu, half1, mask);
+        }
+        if (block_valid && pair < pair_count) {
+          const int64_t row = static_cast<int64_t>(pair_begin) + pair;
+#pragma unroll
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+            const int64_t at = row * f + feature_base + 8 * mi + group;
+            args.h_codes[at] = static_cast<int8_t>(code[mi]);
+            if (args.h_out != nullptr) args.h_out[at] = h[mi];
+            if (args.gate_out != nullptr) args.gate_out[at] = acc[mi][ni][c];
+            if (args.up_out != nullptr) args.up_out[at] = acc[mi][ni][c + 2];
+          }
+          if (group == 0) {
+            const int64_t block = row * n_blocks32 + feature_base / 32;
+            args.h_scales[block] = scale;
+            args.h_half_sums[2 * block] = half0;
+            args.h_half_sums[2 * block + 1] = half1;
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class Tile>
+constexpr size_t fused_shared_bytes() {
+  return sizeof(FusedShared<Tile>);
+}
+
+template <class F, class Tile>
+void launch_fused_gate_up_tile(const GateUpArgs& args, cudaStream_t stream) {
+  constexpr size_t kShared = fused_shared_bytes<Tile>();
+  auto kernel = fused_gate_up_kernel<F, Tile>;
+  int device = 0, sms = 0, per_sm = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
+  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  kernel<<<grid, Tile::kThreads, kShared, stream>>>(args);
+  STRATA_CUDA_CHECK_LAUNCH("fused_gate_up_kernel");
+}
+
+template <class F>
+void launch_fused_gate_up(const GateUpArgs& args, FusedTileKind tile, cudaStream_t stream) {
+  if (tile == FusedTileKind::kSmall) launch_fused_gate_up_tile<F, FusedSmall>(args, stream);
+  else launch_fused_gate_up_tile<F, FusedLarge>(args, stream);
+}
+
+}  // namespace strata::cuda::fused

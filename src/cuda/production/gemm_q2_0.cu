@@ -1,0 +1,6 @@
+#include "cuda/production/grouped_gemm_kernel.cuh"
+#include "formats/q2_0.hpp"
+
+namespace strata::cuda::production {
+template void launch_grouped_gemm<Q2_0>(const GemmArgs&, TileKind, cudaStream_t);
+}  // namespace strata::cuda::production

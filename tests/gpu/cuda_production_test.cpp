@@ -1,0 +1,298 @@
+// The CUDA production arm against the CPU production arm (bit for bit, y and every
+// intermediate) and the double-precision oracles, on synthetic layers aimed at the edges, the
+// three IQ3_S/Q2_0 geometries of GPU.md and the bundled qwen3moe vectors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "api/backend.hpp"
+#include "common/error.hpp"
+#include "cuda/backend/host_backend.hpp"
+#include "cpu/moe_cpu.hpp"
+#include "cuda/backend/run_layer.hpp"
+#include "gpu_test_util.hpp"
+#include "moe_check.hpp"
+#include "reference/oracle.hpp"
+#include "synth/synth.hpp"
+#include "test_support.hpp"
+
+namespace strata {
+namespace {
+
+// Declared before anything is measured (DESIGN.md); never moved.
+constexpr double kSameQuantRelRms = 1e-4;
+constexpr double kSameQuantWorstRow = 1e-3;
+
+// Device inputs of one run (x, ids, weights) and a NaN-poisoned y.
+struct DeviceRun {
+  cuda::DeviceBuffer<float> x, weights, y;
+  cuda::DeviceBuffer<int32_t> ids;
+  cuda::DeviceInputs inputs;
+  int64_t n_y = 0;
+
+  DeviceRun(const LayerInputs& in, int64_t d)
+      : x(test::to_device(std::vector<float>(in.x, in.x + in.n_tokens * d))),
+        weights(test::to_device(std::vector<float>(in.weights, in.weights + in.n_tokens * in.k))),
+        y(in.n_tokens * d),
+        ids(test::to_device(std::vector<int32_t>(in.ids, in.ids + in.n_tokens * in.k))),
+        n_y(in.n_tokens * d) {
+    inputs = {x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
+  }
+
+  std::vector<float> run(const MoeLayerWeights& layer, cuda::Workspace& ws, cudaStream_t stream = nullptr) {
+    test::poison_device(y.get(), n_y);
+    cuda::run_layer(layer, inputs, Arm::kProduction, ws, stream, y.get());
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return test::to_host(y.get(), n_y);
+  }
+};
+
+// Device sorted-pair rows [P, cols] -> host (t, j) rows, through the device grouping tables.
+std::vector<float> unsorted_rows(const float* device_rows, const cuda::WorkspaceView& view, int k, int64_t cols) {
+  const auto sorted = test::to_host(device_rows, view.n_pairs * cols);
+  const auto token = test::to_host(view.grouping.pair_token, view.n_pairs);
+  const auto slot = test::to_host(view.grouping.pair_slot, view.n_pairs);
+  std::vector<float> out(sorted.size(), std::nanf(""));
+  for (int64_t p = 0; p < view.n_pairs; ++p)
+    std::copy_n(sorted.data() + p * cols, cols, out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
+  return out;
+}
+
+struct LayerCase {
+  const char* name;
+  int64_t d, f, n_expert;
+  int k;
+  int64_t n_tokens;
+  int routing;          // 0 skewed, 1 uniform, 2 single expert (empty experts + one with every token)
+  bool oracle;          // also check the same-quantisation oracle (small cases)
+};
+
+class CudaProductionLayer : public ::testing::TestWithParam<LayerCase> {};
+
+TEST_P(CudaProductionLayer, BitwiseEqualToCpuProductionArm) {
+  STRATA_REQUIRE_GPU();
+  const LayerCase c = GetParam();
+  const uint64_t seed = test::fresh_seed(c.name);
+  SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
+  synth::LayerSpec spec;
+  spec.d = c.d;
+  spec.f = c.f;
+  spec.n_expert = c.n_expert;
+  spec.seed = seed;
+  const synth::SyntheticLayer host = synth::make_layer(spec);
+  const synth::Routing r = c.routing == 0   ? synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1)
+                           : c.routing == 1 ? synth::uniform_routing(c.n_tokens, c.n_expert, c.k, seed + 1)
+                                            : synth::single_expert_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
+  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
+  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+
+  std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
+  CpuDebugOutputs debug;
+  run_layer_cpu(host.weights, in, Arm::kProduction, 0, y_cpu.data(), &debug);
+
+  test::DeviceLayerCopy dev = test::upload_layer(host.weights);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(dev.weights.gate.data) % 4, 2u);  // 2-byte aligned only
+  DeviceRun run(in, c.d);
+  cuda::Workspace ws;
+  ws.keep_h = true;
+  const std::vector<float> y = run.run(dev.weights, ws);
+
+  EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_cpu.data(), run.n_y), 0);
+  const cuda::WorkspaceView& v = ws.last();
+  const auto gate = unsorted_rows(v.gate, v, c.k, c.f);
+  const auto up = unsorted_rows(v.up, v, c.k, c.f);
+  const auto h = unsorted_rows(v.h, v, c.k, c.f);
+  const auto down = unsorted_rows(v.down, v, c.k, c.d);
+  EXPECT_EQ(test::count_bitwise_diffs(gate.data(), debug.gate.data(), gate.size()), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(up.data(), debug.up.data(), up.size()), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(h.data(), debug.h.data(), h.size()), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(down.data(), debug.down.data(), down.size()), 0);
+
+  if (c.oracle) {
+    const OracleOutput same = same_quant_oracle(host.weights, in, 0, h.data());
+    const auto vs_y = test::compare_rows(y.data(), same.y.data(), c.n_tokens, c.d);
+    const auto vs_gate = test::compare_rows(gate.data(), same.gate.data(), c.n_tokens * c.k, c.f);
+    const auto vs_up = test::compare_rows(up.data(), same.up.data(), c.n_tokens * c.k, c.f);
+    std::printf("%s: same-quant y %.3e / %.3e, gate %.3e / %.3e, up %.3e / %.3e\n", c.name, vs_y.rel_rms,
+                vs_y.worst_row, vs_gate.rel_rms, vs_gate.worst_row, vs_up.rel_rms, vs_up.worst_row);
+    EXPECT_LE(vs_y.rel_rms, kSameQuantRelRms);
+    EXPECT_LE(vs_y.worst_row, kSameQuantWorstRow) << "row " << vs_y.worst_row_index;
+    EXPECT_LE(vs_gate.rel_rms, kSameQuantRelRms);
+    EXPECT_LE(vs_gate.worst_row, kSameQuantWorstRow) << "pair " << vs_gate.worst_row_index;
+    EXPECT_LE(vs_up.rel_rms, kSameQuantRelRms);
+    EXPECT_LE(vs_up.worst_row, kSameQuantWorstRow) << "pair " << vs_up.worst_row_index;
+  }
+}
+
+TEST_P(CudaProductionLayer, DeterministicOverLaunchesAndStreams) {
+  STRATA_REQUIRE_GPU();
+  const LayerCase c = GetParam();
+  if (c.n_tokens * c.d > 600000) GTEST_SKIP() << "determinism is checked on the smaller cases";
+  const uint64_t seed = test::fresh_seed(c.name);
+  SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
+  synth::LayerSpec spec;
+  spec.d = c.d;
+  spec.f = c.f;
+  spec.n_expert = c.n_expert;
+  spec.seed = seed;
+  const synth::SyntheticLayer host = synth::make_layer(spec);
+  const synth::Routing r = synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
+  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
+  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+  test::DeviceLayerCopy dev = test::upload_layer(host.weights);
+  DeviceRun run(in, c.d);
+  cuda::Workspace ws;
+  const std::vector<float> first = run.run(dev.weights, ws);
+  cudaStream_t stream = nullptr;
+  STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cuda::Workspace other;
+  const std::vector<float> second = run.run(dev.weights, other, stream);
+  const std::vector<float> third = run.run(dev.weights, ws, stream);
+  STRATA_CUDA_CHECK(cudaStreamDestroy(stream));
+  EXPECT_EQ(test::count_bitwise_diffs(first.data(), second.data(), run.n_y), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(first.data(), third.data(), run.n_y), 0);
+  int64_t nan = 0;
+  for (float value : first) nan += std::isnan(value);
+  EXPECT_EQ(nan, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Edges, CudaProductionLayer,
+    ::testing::Values(LayerCase{"t1", 256, 128, 8, 2, 1, 1, true}, LayerCase{"t17", 256, 192, 8, 3, 17, 0, true},
+                      LayerCase{"k1", 512, 64, 16, 1, 29, 1, true},
+                      LayerCase{"one_row_experts", 256, 320, 64, 1, 5, 1, true},
+                      LayerCase{"single_expert_many_rows", 256, 192, 16, 2, 300, 2, true},
+                      LayerCase{"vectors_geometry", 512, 192, 16, 4, 96, 0, true},
+                      LayerCase{"many_tiles", 768, 320, 8, 4, 700, 1, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, CudaProductionLayer,
+    ::testing::Values(LayerCase{"flash_next_T512", 2560, 640, 512, 10, 512, 0, false},
+                      LayerCase{"qwen35_a3b_T512", 2048, 512, 256, 8, 512, 0, false},
+                      LayerCase{"qwen3_30b_T512", 2048, 768, 128, 8, 512, 0, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// ---- the bundled qwen3moe vectors -----------------------------------------------------------
+class CudaProductionVectors : public ::testing::TestWithParam<int> {};
+
+TEST_P(CudaProductionVectors, MatchesOraclesGgmlFiguresAndCpu) {
+  STRATA_REQUIRE_GPU();
+  const test::MoeVectors v = test::load_moe_vectors(GetParam());
+  const MoeLayerWeights& layer = v.layer.weights;
+  const LayerInputs in = v.inputs();
+  test::DeviceLayerCopy dev = test::upload_layer(layer);
+  DeviceRun run(in, layer.d);
+  cuda::Workspace ws;
+  ws.keep_h = true;
+  const std::vector<float> y = run.run(dev.weights, ws);
+
+  std::vector<float> y_cpu = test::poisoned(run.n_y);
+  run_layer_cpu(layer, in, Arm::kProduction, 0, y_cpu.data());
+  EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_cpu.data(), run.n_y), 0);
+
+  const auto vs_exact = test::compare_rows(y.data(), v.expected_exact.f32(), v.n_tokens, layer.d);
+  EXPECT_LE(vs_exact.rel_rms, v.ggml_rel_rms);
+  EXPECT_LE(vs_exact.worst_row, v.ggml_worst_row) << "row " << vs_exact.worst_row_index;
+  const auto h = unsorted_rows(ws.last().h, ws.last(), v.k, layer.f);
+  const OracleOutput same = same_quant_oracle(layer, in, 0, h.data());
+  const auto vs_same = test::compare_rows(y.data(), same.y.data(), v.n_tokens, layer.d);
+  std::printf("layer %d cuda production: vs exact %.3e / %.3e (ggml %.3e / %.3e); vs same-quant %.3e / %.3e\n",
+              GetParam(), vs_exact.rel_rms, vs_exact.worst_row, v.ggml_rel_rms, v.ggml_worst_row, vs_same.rel_rms,
+              vs_same.worst_row);
+  EXPECT_LE(vs_same.rel_rms, kSameQuantRelRms);
+  EXPECT_LE(vs_same.worst_row, kSameQuantWorstRow) << "row " << vs_same.worst_row_index;
+}
+
+TEST_P(CudaProductionVectors, AllZeroTokenGivesExactlyZeroRow) {
+  STRATA_REQUIRE_GPU();
+  const test::MoeVectors v = test::load_moe_vectors(GetParam());
+  const int64_t d = v.layer.weights.d;
+  std::vector<float> x(v.x.f32(), v.x.f32() + v.n_tokens * d);
+  const int64_t zero_token = v.n_tokens / 3;
+  std::fill(x.begin() + zero_token * d, x.begin() + (zero_token + 1) * d, 0.0f);
+  LayerInputs in = v.inputs();
+  in.x = x.data();
+  test::DeviceLayerCopy dev = test::upload_layer(v.layer.weights);
+  DeviceRun run(in, d);
+  cuda::Workspace ws;
+  const std::vector<float> y = run.run(dev.weights, ws);
+  int64_t nonzero = 0;
+  for (int64_t c = 0; c < d; ++c) nonzero += !(y[zero_token * d + c] == 0.0f);
+  EXPECT_EQ(nonzero, 0);
+  double energy = 0.0;
+  for (int64_t c = 0; c < d; ++c) energy += std::abs(y[(zero_token + 1) * d + c]);
+  EXPECT_GT(energy, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, CudaProductionVectors, ::testing::Values(0, 1));
+
+// ---- the backends behind the C API --------------------------------------------------------
+TEST(CudaBackends, DeviceAndHostBackendsEqualCpuOnVectors) {
+  STRATA_REQUIRE_GPU();
+  EXPECT_GE(cuda_device_count(), 1);
+  const test::MoeVectors v = test::load_moe_vectors(1);
+  const MoeLayerWeights& layer = v.layer.weights;
+  const LayerInputs in = v.inputs();
+  const int64_t n_y = v.n_tokens * layer.d;
+  std::vector<float> y_cpu = test::poisoned(n_y);
+  run_layer_cpu(layer, in, Arm::kProduction, 0, y_cpu.data());
+
+  test::DeviceLayerCopy dev = test::upload_layer(layer);
+  DeviceRun run(in, layer.d);
+  std::unique_ptr<LayerBackend> device_backend = make_cuda_backend(dev.weights);
+  EXPECT_STREQ(device_backend->name(), "cuda");
+  test::poison_device(run.y.get(), n_y);
+  device_backend->run(LayerInputs{run.inputs.x, run.inputs.ids, run.inputs.weights, v.n_tokens, v.k},
+                      Arm::kProduction, RunOptions{}, run.y.get());
+  STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> y_device = test::to_host(run.y.get(), n_y);
+  EXPECT_EQ(test::count_bitwise_diffs(y_device.data(), y_cpu.data(), n_y), 0);
+
+  std::unique_ptr<LayerBackend> host_backend = cuda::make_host_backend(layer);
+  std::vector<float> y_host = test::poisoned(n_y);
+  host_backend->run(in, Arm::kProduction, RunOptions{}, y_host.data());
+  EXPECT_EQ(test::count_bitwise_diffs(y_host.data(), y_cpu.data(), n_y), 0);
+
+  // Host memory handed to the device backend is refused by name, never read as device memory.
+  std::vector<float> y_wrong(n_y);
+  try {
+    device_backend->run(in, Arm::kProduction, RunOptions{}, y_wrong.data());
+    ADD_FAILURE() << "host pointers ran on the device backend";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::kInvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x:"), std::string::npos) << e.what();
+  }
+}
+
+// ---- formats the arm does not carry ---------------------------------------------------------
+TEST(CudaProductionFormats, UncoveredFormatIsUnsupportedNamingTheTensor) {
+  STRATA_REQUIRE_GPU();
+  synth::LayerSpec spec;
+  spec.d = 256;
+  spec.f = 64;
+  spec.n_expert = 4;
+  spec.up_type = GgmlType::Q8_0;
+  spec.seed = test::fresh_seed("unsupported");
+  const synth::SyntheticLayer host = synth::make_layer(spec);
+  test::DeviceLayerCopy dev = test::upload_layer(host.weights);
+  const std::vector<float> x = synth::random_activations(3, spec.d, spec.seed + 1);
+  const synth::Routing r = synth::uniform_routing(3, spec.n_expert, 2, spec.seed + 2);
+  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), 3, 2};
+  DeviceRun run(in, spec.d);
+  cuda::Workspace ws;
+  try {
+    run.run(dev.weights, ws);
+    ADD_FAILURE() << "an uncovered format ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::kUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find(host.weights.up.name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("q8_0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strata

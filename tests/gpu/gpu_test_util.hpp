@@ -1,0 +1,67 @@
+// Helpers of the GPU tests: skip without a device, device copies of host data, and a layer whose
+// weights live on the device 2 bytes past an aligned address (as GGUF offsets are).
+#pragma once
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cuda/common/check.hpp"
+#include "cuda/common/device_buffer.hpp"
+#include "pipeline/layer.hpp"
+
+namespace strata::test {
+
+inline bool have_cuda_device() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+#define STRATA_REQUIRE_GPU()                                          \
+  do {                                                                \
+    if (!::strata::test::have_cuda_device()) GTEST_SKIP() << "no CUDA device"; \
+  } while (0)
+
+template <class T>
+cuda::DeviceBuffer<T> to_device(const std::vector<T>& host) {
+  cuda::DeviceBuffer<T> buffer(host.size());
+  STRATA_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+template <class T>
+std::vector<T> to_host(const T* device, size_t count) {
+  std::vector<T> host(count);
+  if (count > 0) STRATA_CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// Fills a device f32 buffer with NaN bits.
+inline void poison_device(float* device, size_t count) {
+  STRATA_CUDA_CHECK(cudaMemset(device, 0xFF, count * sizeof(float)));
+}
+
+// A layer whose three tensors are copied to the device at base + 2 bytes.
+struct DeviceLayerCopy {
+  cuda::DeviceBuffer<uint8_t> gate, up, down;
+  MoeLayerWeights weights;  // data pointers are device addresses
+};
+
+inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
+  const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
+  buffer.reserve(bytes + 2);
+  STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + 2, t.data, bytes, cudaMemcpyHostToDevice));
+  return buffer.get() + 2;
+}
+
+inline DeviceLayerCopy upload_layer(const MoeLayerWeights& host) {
+  DeviceLayerCopy copy;
+  copy.weights = host;
+  copy.weights.gate.data = upload_tensor(host.gate, copy.gate);
+  copy.weights.up.data = upload_tensor(host.up, copy.up);
+  copy.weights.down.data = upload_tensor(host.down, copy.down);
+  return copy;
+}
+
+}  // namespace strata::test
