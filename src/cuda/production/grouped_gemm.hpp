@@ -30,7 +30,8 @@ struct GemmArgs {
   int n_expert = 0;
 };
 
-enum class TileKind { kLarge, kSmall };
+// Pairs per CTA tile: kSmall 32, kLarge 64, kWide 128 (tile_config.hpp; heuristics.hpp picks one).
+enum class TileKind { kLarge, kSmall, kWide };
 
 int tile_pairs(TileKind kind);
 

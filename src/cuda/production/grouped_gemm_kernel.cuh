@@ -2,10 +2,11 @@
 //
 // A persistent grid walks the work items (row tile of an expert's pairs x column block of weight
 // rows x operand), built on the device by the grouping step, so the host never learns the
-// per-expert counts. Per item: the weight rows' blocks are decoded (F::decode_sub) into int8
-// shared tiles, the pairs' activation codes gathered from their token rows, and every 32-wide k
-// slice is one mma.sync m16n8k32 with a zero accumulator (the exact int32 dot), folded into fp32
-// with fold_slice<F> strictly in slice order.
+// per-expert counts. Per item, K is walked in double-buffered stages, software-pipelined: the
+// next stage's weight bytes are loaded into registers (BlockDecoder::load_raw) and its activation
+// codes and scales copied with cp.async before the current stage is multiplied; the weights are
+// decoded into the other shared buffer after it. Every 32-wide k slice is one mma.sync m16n8k32
+// per fragment (the exact int32 dot), folded into fp32 strictly in slice order.
 // NOTE: no split-K and no reordering of slices: that keeps the result bitwise equal to the CPU arms.
 #pragma once
 #include <cuda_runtime.h>
@@ -14,22 +15,37 @@
 
 #include "cuda/common/check.hpp"
 #include "cuda/mma/mma_m16n8k32.cuh"
+#include "cuda/production/block_decode.hpp"
 #include "cuda/production/grouped_gemm.hpp"
+#include "cuda/production/ptx.cuh"
 #include "cuda/production/tile_config.hpp"
 #include "formats/format.hpp"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda::production {
 
-template <class Tile>
+// The int32 -> fp32 step of fold_slice without a conversion instruction: the mma accumulates the
+// dot onto the bits of 1.5 * 2^23, whose ulp is 1, so for |dot| < 2^22 those bits are the float
+// 1.5 * 2^23 + dot exactly, and subtracting 1.5 * 2^23 leaves float(dot) exactly.
+inline constexpr int32_t kDotBiasBits = 0x4B400000;  // bits of 12582912.0f = 1.5 * 2^23
+inline constexpr float kDotBias = 12582912.0f;
+
+// fold_slice<F> for a format with one scale per slice and no offset, given the slice's int32 dot
+// already as the exact float: the same fmaf(float(dot), w_scale * a_scale, acc), bit for bit.
+template <class F>
+__device__ __forceinline__ float fold_exact_dot(float acc, float dot, float w_scale, float a_scale) {
+  static_assert(!F::kSplitScales && !F::kHasOffset, "fold_slice for one scale and no offset");
+  return fmaf(dot, w_scale * a_scale, acc);
+}
+
+template <class F, class Tile>
 struct GemmShared {
   alignas(16) int8_t weights[2][Tile::kWeightRows][Tile::kRowStrideBytes];  // [stage][row][k] int8
   alignas(16) int8_t acts[2][Tile::kPairs][Tile::kRowStrideBytes];          // [stage][pair][k] int8
-  float weight_scale[2][Tile::kWeightRows][Tile::kStageSubs];               // [stage][row][sub]
-  float weight_offset[2][Tile::kWeightRows][Tile::kStageSubs][2];           // offset formats only
-  float act_scale[2][Tile::kPairs][Tile::kStageSubs];                       // [stage][pair][sub]
-  int32_t act_half_sum[2][Tile::kPairs][Tile::kStageSubs][2];               // offset formats only
+  alignas(16) float weight_scale[2][Tile::kStageSubs][Tile::kWeightRows];   // [stage][sub][row]
+  alignas(16) float act_scale[2][Tile::kStageSubs][Tile::kPairs];           // [stage][sub][pair]
   int32_t act_row[Tile::kPairs];                                            // activation row per pair
+  uint32_t table[BlockDecoder<F>::kTableWords];                             // the format's decode table
 };
 
 // Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
@@ -45,9 +61,13 @@ __device__ __forceinline__ int upper_index(const int32_t* table, int n, int32_t 
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     grouped_gemm_kernel(const GemmArgs args) {
+  using Decoder = BlockDecoder<F>;
   static_assert(!F::kSplitScales, "one int32 dot per 32-wide slice needs one scale per slice");
+  static_assert(!F::kHasOffset, "offset formats need the activation half sums folded in; none is carried");
+  static_assert(32 * 127 * Decoder::kMaxAbsCode < (1 << 22), "the slice dot must fit the exact bias trick");
   constexpr int kSubsPerBlock = F::kBlockValues / 32;
-  __shared__ GemmShared<Tile> sm;
+  extern __shared__ __align__(16) unsigned char gemm_shared_bytes[];
+  GemmShared<F, Tile>& sm = *reinterpret_cast<GemmShared<F, Tile>*>(gemm_shared_bytes);
 
   const int K = args.in_features;
   const int n_subs = K / 32;                                   // k slices over the whole row
@@ -60,6 +80,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   const int warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, tig = lane % 4;
   const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
+  const int warp_row0 = warp_m * Tile::kWarpRows, warp_pair0 = warp_n * Tile::kWarpPairs;
+  // ldmatrix: lane l addresses row l % 8 of matrix l / 8.
+  const int ld_row = lane % 8, ld_matrix = lane / 8;
+
+  for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // ---- which expert, pairs and weight rows ---------------------------------------------
@@ -81,62 +106,60 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     }
     __syncthreads();
 
-    // ---- stage loader: decode weight sub-blocks, gather activation codes --------------------
-    auto load_stage = [&](int stage, int buf) {
-      for (int task = tid; task < Tile::kWeightRows * Tile::kStageSubs; task += Tile::kThreads) {
-        const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
-        const int sub = stage * Tile::kStageSubs + s;
-        int8_t q[32];
-        SubScale scale{{0.0f, 0.0f}, {0.0f, 0.0f}};
-        if (r < row_count && sub < n_subs) {
+    // ---- stage producers ------------------------------------------------------------------
+    // Task t of this thread: sub-block s of weight row r, t = tid + i * kThreads.
+    typename Decoder::Raw raw[Tile::kDecodeTasks];
+    bool raw_valid[Tile::kDecodeTasks];
+    auto load_weights = [&](int stage) {
+#pragma unroll
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+        const int task = tid + i * Tile::kThreads;
+        const int r = task / Tile::kStageSubs, sub = stage * Tile::kStageSubs + task % Tile::kStageSubs;
+        raw_valid[i] = r < row_count && sub < n_subs;
+        if (raw_valid[i]) {
           const uint8_t* block = expert_weights + static_cast<size_t>(row_begin + r) * op.row_bytes +
                                  static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes;
-          F::decode_sub(block, sub % kSubsPerBlock, q, scale);
-        } else {
-#pragma unroll
-          for (int i = 0; i < 32; ++i) q[i] = 0;
+          raw[i] = Decoder::load_raw(block, sub % kSubsPerBlock);
         }
-        uint32_t w[8];
+      }
+    };
+    auto store_weights = [&](int buf) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          w[i] = static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i])) |
-                 (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 1])) << 8) |
-                 (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 2])) << 16) |
-                 (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 3])) << 24);
-        }
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+        const int task = tid + i * Tile::kThreads;
+        const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
+        uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float scale = 0.0f;
+        if (raw_valid[i]) Decoder::decode(raw[i], sm.table, w, scale);
         uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * s]);
         dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
         dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
-        sm.weight_scale[buf][r][s] = scale.scale[0];
-        if constexpr (F::kHasOffset) {
-          sm.weight_offset[buf][r][s][0] = scale.offset[0];
-          sm.weight_offset[buf][r][s][1] = scale.offset[1];
-        }
+        sm.weight_scale[buf][s][r] = scale;
       }
+    };
+    auto copy_acts = [&](int stage, int buf) {
       constexpr int kChunks = Tile::kStageValues / 16;  // 16-byte chunks per activation row
       for (int task = tid; task < Tile::kPairs * kChunks; task += Tile::kThreads) {
         const int p = task / kChunks, c = task % kChunks;
         const int k = stage * Tile::kStageValues + 16 * c;
         const int32_t row = sm.act_row[p];
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (row >= 0 && k < K) v = *reinterpret_cast<const uint4*>(args.act_codes + static_cast<int64_t>(row) * K + k);
-        *reinterpret_cast<uint4*>(&sm.acts[buf][p][16 * c]) = v;
+        const bool valid = row >= 0 && k < K;
+        cp_async_16(&sm.acts[buf][p][16 * c], valid ? args.act_codes + static_cast<int64_t>(row) * K + k : args.act_codes,
+                    valid);
       }
       for (int task = tid; task < Tile::kPairs * Tile::kStageSubs; task += Tile::kThreads) {
-        const int p = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
+        const int s = task / Tile::kPairs, p = task % Tile::kPairs;
         const int sub = stage * Tile::kStageSubs + s;
         const int32_t row = sm.act_row[p];
         const bool valid = row >= 0 && sub < n_subs;
-        sm.act_scale[buf][p][s] = valid ? args.act_scales[static_cast<int64_t>(row) * n_subs + sub] : 0.0f;
-        if constexpr (F::kHasOffset) {
-          sm.act_half_sum[buf][p][s][0] = valid ? args.act_half_sums[(static_cast<int64_t>(row) * n_subs + sub) * 2] : 0;
-          sm.act_half_sum[buf][p][s][1] = valid ? args.act_half_sums[(static_cast<int64_t>(row) * n_subs + sub) * 2 + 1] : 0;
-        }
+        cp_async_4(&sm.act_scale[buf][s][p], valid ? args.act_scales + static_cast<int64_t>(row) * n_subs + sub : args.act_scales,
+                   valid);
       }
+      cp_async_commit();
     };
 
-    // acc[mi][ni][r]: weight row warp_m*kWarpRows + 16*mi + group + 8*(r/2),
-    //                 pair warp_n*kWarpPairs + 8*ni + 2*tig + r%2.
+    // acc[mi][ni][r]: weight row warp_row0 + 16*mi + group + 8*(r/2),
+    //                 pair warp_pair0 + 8*ni + 2*tig + r%2.
     float acc[Tile::kMmaM][Tile::kMmaN][4];
 #pragma unroll
     for (int mi = 0; mi < Tile::kMmaM; ++mi)
@@ -145,61 +168,58 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
         for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
 
-    load_stage(0, 0);
+    load_weights(0);
+    copy_acts(0, 0);
+    store_weights(0);
+    cp_async_wait_all();
     __syncthreads();
     for (int stage = 0; stage < n_stages; ++stage) {
       const int buf = stage & 1;
-      if (stage + 1 < n_stages) load_stage(stage + 1, buf ^ 1);
+      const bool has_next = stage + 1 < n_stages;
+      if (has_next) {  // in flight while this stage is multiplied
+        load_weights(stage + 1);
+        copy_acts(stage + 1, buf ^ 1);
+      }
 
       // ---- multiply the stage's slices, folding each in order -----------------------------
-#pragma unroll
+      // NOTE: not unrolled: hoisting the next slices' fragment loads costs more registers than it hides.
+#pragma unroll 1
       for (int s = 0; s < Tile::kStageSubs; ++s) {
         if (stage * Tile::kStageSubs + s >= n_subs) break;
-        uint32_t a[Tile::kMmaM][4];
         uint32_t b[Tile::kMmaN][2];
 #pragma unroll
-        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-          const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
-          const int k = 32 * s + 4 * tig;
-          a[mi][0] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k]);
-          a[mi][1] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k]);
-          a[mi][2] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k + 16]);
-          a[mi][3] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k + 16]);
+        for (int ni = 0; ni < Tile::kMmaN; ni += 2) {
+          const int pair = warp_pair0 + 8 * (ni + ld_matrix / 2) + ld_row;
+          ldmatrix_x4(b[ni][0], b[ni][1], b[ni + 1][0], b[ni + 1][1], &sm.acts[buf][pair][32 * s + 16 * (ld_matrix % 2)]);
         }
+        // Scales of this thread's pairs and rows for the slice, in registers for every fragment.
+        float a_scale[Tile::kMmaN][2];
 #pragma unroll
         for (int ni = 0; ni < Tile::kMmaN; ++ni) {
-          const int pair = warp_n * Tile::kWarpPairs + 8 * ni + group;
-          const int k = 32 * s + 4 * tig;
-          b[ni][0] = *reinterpret_cast<const uint32_t*>(&sm.acts[buf][pair][k]);
-          b[ni][1] = *reinterpret_cast<const uint32_t*>(&sm.acts[buf][pair][k + 16]);
+          const float2 v = *reinterpret_cast<const float2*>(&sm.act_scale[buf][s][warp_pair0 + 8 * ni + 2 * tig]);
+          a_scale[ni][0] = v.x;
+          a_scale[ni][1] = v.y;
         }
 #pragma unroll
         for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          const int row0 = warp_row0 + 16 * mi;
+          uint32_t a[4];
+          ldmatrix_x4(a[0], a[1], a[2], a[3], &sm.weights[buf][row0 + 8 * (ld_matrix % 2) + ld_row][32 * s + 16 * (ld_matrix / 2)]);
+          const float w_scale[2] = {sm.weight_scale[buf][s][row0 + group], sm.weight_scale[buf][s][row0 + group + 8]};
 #pragma unroll
           for (int ni = 0; ni < Tile::kMmaN; ++ni) {
-            const int32_t zero[4] = {0, 0, 0, 0};
+            const int32_t bias[4] = {kDotBiasBits, kDotBiasBits, kDotBiasBits, kDotBiasBits};
             int32_t dot[4];
-            mma::mma_m16n8k32_s8(dot, a[mi], b[ni], zero);
+            mma::mma_m16n8k32_s8(dot, a, b[ni], bias);
 #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              const int row = warp_m * Tile::kWarpRows + 16 * mi + group + 8 * (r / 2);
-              const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + (r % 2);
-              SubScale w;
-              w.scale[0] = w.scale[1] = sm.weight_scale[buf][row][s];
-              w.offset[0] = w.offset[1] = 0.0f;
-              int32_t asum[2] = {0, 0};
-              if constexpr (F::kHasOffset) {
-                w.offset[0] = sm.weight_offset[buf][row][s][0];
-                w.offset[1] = sm.weight_offset[buf][row][s][1];
-                asum[0] = sm.act_half_sum[buf][pair][s][0];
-                asum[1] = sm.act_half_sum[buf][pair][s][1];
-              }
-              const int32_t isum[2] = {dot[r], 0};
-              acc[mi][ni][r] = fold_slice<F>(acc[mi][ni][r], isum, asum, w, sm.act_scale[buf][pair][s]);
-            }
+            for (int r = 0; r < 4; ++r)
+              acc[mi][ni][r] = fold_exact_dot<F>(acc[mi][ni][r], __int_as_float(dot[r]) - kDotBias, w_scale[r / 2],
+                                                 a_scale[ni][r % 2]);
           }
         }
       }
+      if (has_next) store_weights(buf ^ 1);
+      cp_async_wait_all();
       __syncthreads();  // stage `buf` fully read; stage buf ^ 1 fully written
     }
 
@@ -210,8 +230,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       for (int ni = 0; ni < Tile::kMmaN; ++ni)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          const int row = warp_m * Tile::kWarpRows + 16 * mi + group + 8 * (r / 2);
-          const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + (r % 2);
+          const int row = warp_row0 + 16 * mi + group + 8 * (r / 2);
+          const int pair = warp_pair0 + 8 * ni + 2 * tig + (r % 2);
           if (row < row_count && pair < pair_count)
             op.out[static_cast<int64_t>(pair_begin + pair) * args.out_features + row_begin + row] = acc[mi][ni][r];
         }
@@ -220,20 +240,26 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 
 template <class F, class Tile>
 void launch_grouped_gemm_tile(const GemmArgs& args, cudaStream_t stream) {
+  constexpr size_t kSharedBytes = sizeof(GemmShared<F, Tile>);
+  const auto kernel = grouped_gemm_kernel<F, Tile>;
   int device = 0, sms = 0, per_sm = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
   STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grouped_gemm_kernel<F, Tile>,
-                                                                  Tile::kThreads, 0));
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kSharedBytes)));
+  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kSharedBytes));
   const int grid = sms * (per_sm > 0 ? per_sm : 1);
-  grouped_gemm_kernel<F, Tile><<<grid, Tile::kThreads, 0, stream>>>(args);
+  kernel<<<grid, Tile::kThreads, kSharedBytes, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("grouped_gemm_kernel");
 }
 
 template <class F>
 void launch_grouped_gemm(const GemmArgs& args, TileKind tile, cudaStream_t stream) {
-  if (tile == TileKind::kSmall) launch_grouped_gemm_tile<F, TileSmall>(args, stream);
-  else launch_grouped_gemm_tile<F, TileLarge>(args, stream);
+  switch (tile) {
+    case TileKind::kSmall: launch_grouped_gemm_tile<F, TileSmall>(args, stream); return;
+    case TileKind::kLarge: launch_grouped_gemm_tile<F, TileLarge>(args, stream); return;
+    case TileKind::kWide: launch_grouped_gemm_tile<F, TileWide>(args, stream); return;
+  }
 }
 
 }  // namespace strata::cuda::production

@@ -1,0 +1,60 @@
+// PTX wrappers the production grouped GEMM needs on sm_80+: cp.async with zero-fill, ldmatrix.
+// Builds for older targets take plain loads and stores, so the kernel source stays one path.
+#pragma once
+#include <cstdint>
+
+namespace strata::cuda::production {
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared through L2 only; `valid` false writes zeros and reads nothing.
+__device__ __forceinline__ void cp_async_16(void* dst_shared, const void* src_global, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst_shared)),
+               "l"(src_global), "r"(valid ? 16 : 0));
+#else
+  *static_cast<uint4*>(dst_shared) = valid ? *static_cast<const uint4*>(src_global) : make_uint4(0, 0, 0, 0);
+#endif
+}
+
+// 4 bytes global -> shared; `valid` false writes zeros and reads nothing.
+__device__ __forceinline__ void cp_async_4(void* dst_shared, const void* src_global, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst_shared)),
+               "l"(src_global), "r"(valid ? 4 : 0));
+#else
+  *static_cast<uint32_t*>(dst_shared) = valid ? *static_cast<const uint32_t*>(src_global) : 0u;
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+// Four 8x(16-byte) matrices; lane l names row l % 8 of matrix l / 8, and receives in r[j] the
+// 4 bytes (l % 4) of row l / 4 of matrix j: exactly the int8 m16n8k32 fragment layout.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3,
+                                            const void* row_shared) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(shared_address(row_shared))
+               : "memory");
+#else
+  (void)row_shared;
+  r0 = r1 = r2 = r3 = 0;
+  __trap();
+#endif
+}
+
+}  // namespace strata::cuda::production
