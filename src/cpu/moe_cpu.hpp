@@ -12,14 +12,14 @@ enum class Arm { kProduction, kFused };
 
 // Intermediates an arm can expose for the parity tests (filled when non-null).
 struct CpuDebugOutputs {
-  std::vector<float> gate;   // [(t, j), f] gate pre-activation, pair (t, j) at row t*k + j
-  std::vector<float> up;     // [(t, j), f]
-  std::vector<float> h;      // [(t, j), f] silu(g)*u before requantisation
-  std::vector<float> down;   // [(t, j), d] per-slot down rows
+  std::vector<float> gate;  // [(t, j), f] gate pre-activation, pair (t, j) at row t*k + j
+  std::vector<float> up;    // [(t, j), f]
+  std::vector<float> h;     // [(t, j), f] silu(g)*u before requantisation
+  std::vector<float> down;  // [(t, j), d] per-slot down rows
 };
 
 // y: [T, d]. Throws Error naming the argument for bad inputs or unsupported formats.
-void run_layer_cpu(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads, float* y,
-                   CpuDebugOutputs* debug = nullptr);
+void run_layer_cpu(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads,
+                   float* y, CpuDebugOutputs* debug = nullptr);
 
 }  // namespace strata

@@ -28,6 +28,12 @@ OracleOutput exact_oracle(const MoeLayerWeights& layer, const LayerInputs& in, i
 // Same-quantisation: double precision on the int8 activation codes and scales of x (the rule of
 // arith.hpp), the weights' int8 codes and scales, h computed in double then requantised by the
 // same rule, the down product in double on those codes.
-OracleOutput same_quant_oracle(const MoeLayerWeights& layer, const LayerInputs& in, int threads);
+// arm_h (optional, [T*k pairs in (t, j) order, f] fp32): an arm's h before requantisation. When
+// given, the down product is fed arm_h requantised by the same rule instead of (float) of the
+// oracle's own h -- "the same requantised h" of DESIGN.md. A code that flips at a rounding
+// boundary between the fp32 and the double h then does not count against the down product;
+// the arm's h itself is still checked against OracleOutput::h.
+OracleOutput same_quant_oracle(const MoeLayerWeights& layer, const LayerInputs& in, int threads,
+                               const float* arm_h = nullptr);
 
 }  // namespace strata

@@ -141,19 +141,20 @@ struct CachedLayer {
 const CachedLayer& layer_for(const LayerCase& c) {
   static std::map<std::string, std::unique_ptr<CachedLayer>> cache;
   const std::string key = std::to_string(c.d) + "/" + std::to_string(c.f) + "/" + std::to_string(c.n_expert);
-  auto& slot = cache[key];
-  if (!slot) {
-    slot = std::make_unique<CachedLayer>();
-    slot->seed = test::fresh_seed(key);
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    auto built = std::make_unique<CachedLayer>();  // cached only once complete: a throw caches nothing
+    built->seed = test::fresh_seed(key);
     synth::LayerSpec spec;
     spec.d = c.d;
     spec.f = c.f;
     spec.n_expert = c.n_expert;
-    spec.seed = slot->seed;
-    slot->host = synth::make_layer(spec);
-    slot->device = test::upload_layer(slot->host.weights);
+    spec.seed = built->seed;
+    built->host = synth::make_layer(spec);
+    built->device = test::upload_layer(built->host.weights);
+    found = cache.emplace(key, std::move(built)).first;
   }
-  return *slot;
+  return *found->second;
 }
 
 class FusedLayer : public ::testing::TestWithParam<LayerCase> {};
@@ -191,21 +192,33 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
   const auto p_h = unsorted_rows(pv.h, pv, c.k, c.f), p_down = unsorted_rows(pv.down, pv, c.k, c.d);
   const int64_t diff_y = test::count_bitwise_diffs(y_fused.data(), y_prod.data(), run.n_y);
   const int64_t diff_rerun = test::count_bitwise_diffs(y_fused.data(), y_fused_first.data(), run.n_y);
+  // Both tile configurations, forced: a configuration changes speed, never a bit.
+  int64_t diff_forced[2] = {0, 0};
+  const char* forced[2] = {"small", "large"};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", forced[i], 1), 0);
+    const std::vector<float> y_forced = run.run(dev, Arm::kFused, fused_ws);
+    ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
+    diff_forced[i] = test::count_bitwise_diffs(y_forced.data(), y_prod.data(), run.n_y);
+  }
   const int64_t diff_gate = test::count_bitwise_diffs(gate.data(), p_gate.data(), P * c.f);
   const int64_t diff_up = test::count_bitwise_diffs(up.data(), p_up.data(), P * c.f);
   const int64_t diff_h = test::count_bitwise_diffs(h.data(), p_h.data(), P * c.f);
   const int64_t diff_down = test::count_bitwise_diffs(down.data(), p_down.data(), P * c.d);
   std::printf("%s: T %lld, mean %.1f pairs/expert, %s tile; fused vs production differing elements: y %lld, "
-              "gate %lld, up %lld, h %lld, down %lld; launch vs launch %lld\n",
+              "gate %lld, up %lld, h %lld, down %lld, forced small tile %lld, forced large tile %lld; launch vs launch %lld\n",
               c.name, static_cast<long long>(c.n_tokens), mean_pairs, small ? "small" : "large",
               static_cast<long long>(diff_y), static_cast<long long>(diff_gate), static_cast<long long>(diff_up),
-              static_cast<long long>(diff_h), static_cast<long long>(diff_down), static_cast<long long>(diff_rerun));
+              static_cast<long long>(diff_h), static_cast<long long>(diff_down), static_cast<long long>(diff_forced[0]),
+              static_cast<long long>(diff_forced[1]), static_cast<long long>(diff_rerun));
   EXPECT_LE(diff_y, kMaxDifferingElements);
   EXPECT_LE(diff_gate, kMaxDifferingElements);
   EXPECT_LE(diff_up, kMaxDifferingElements);
   EXPECT_LE(diff_h, kMaxDifferingElements);
   EXPECT_LE(diff_down, kMaxDifferingElements);
   EXPECT_LE(diff_rerun, kMaxDifferingElements);
+  EXPECT_LE(diff_forced[0], kMaxDifferingElements);
+  EXPECT_LE(diff_forced[1], kMaxDifferingElements);
   int64_t nan = 0;
   for (float v : y_fused) nan += std::isnan(v);
   for (float v : h) nan += std::isnan(v);
@@ -276,11 +289,13 @@ TEST_P(FusedLayer, DeterministicOverLaunchesStreamsAndWorkspaces) {
 
 INSTANTIATE_TEST_SUITE_P(
     Edges, FusedLayer,
+    // f is a multiple of Q2_0's 64-value block (down's input); f % 128 == 64 leaves the 128-feature
+    // small tile a partial feature block.
     ::testing::Values(LayerCase{"t1", 256, 128, 8, 2, 1, 1, true},
-                      LayerCase{"t17_partial_feature_block", 256, 96, 8, 3, 17, 0, true},
-                      LayerCase{"one_row_experts", 256, 160, 64, 1, 5, 1, true},
+                      LayerCase{"t17_partial_feature_block", 256, 320, 8, 3, 17, 0, true},
+                      LayerCase{"one_row_experts", 256, 192, 64, 1, 5, 1, true},
                       LayerCase{"crafted_small_tile", 256, 192, 16, 2, 100, 3, true},
-                      LayerCase{"crafted_large_tile", 512, 224, 12, 3, 400, 4, true},
+                      LayerCase{"crafted_large_tile", 512, 448, 12, 3, 400, 4, true},
                       LayerCase{"single_expert_many_rows", 256, 192, 16, 2, 300, 2, true},
                       LayerCase{"skewed_many_tiles", 768, 320, 8, 4, 700, 0, true}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -493,8 +508,8 @@ TEST(DISABLED_FusedTiming, FusedVersusProduction) {
   STRATA_REQUIRE_GPU();
   constexpr int kWarmup = 3, kRuns = 25, kSets = 3;
   const TimedGeometry geometries[] = {{"qwen35-a3b", 2048, 512, 256, 8}, {"flash-next", 2560, 640, 512, 10}};
-  std::printf("%-11s %6s %-7s | %9s %9s %6s | %9s %9s | %7s\n", "geometry", "T", "routing", "prod_us", "fused_us",
-              "ratio", "prod_gu", "fused_gu", "TOPS");
+  std::printf("%-11s %6s %-7s | %9s %9s %6s | %9s %9s | %7s | %9s %9s\n", "geometry", "T", "routing", "prod_us",
+              "fused_us", "ratio", "prod_gu", "fused_gu", "TOPS", "small_us", "large_us");
   for (const TimedGeometry& g : geometries) {
     cuda::DeviceBuffer<uint8_t> bytes[3];
     const GgmlType types[3] = {GgmlType::IQ3_S, GgmlType::IQ3_S, GgmlType::Q2_0};
@@ -560,9 +575,17 @@ TEST(DISABLED_FusedTiming, FusedVersusProduction) {
         double prod_gu = 0, fused_gu = 0;
         const double prod_us = time_arm(Arm::kProduction, prod_ws, prod_gu);
         const double fused_us = time_arm(Arm::kFused, fused_ws, fused_gu);
+        double forced_us[2] = {0, 0}, forced_gu[2] = {0, 0};
+        const char* forced[2] = {"small", "large"};
+        for (int i = 0; i < 2; ++i) {
+          ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", forced[i], 1), 0);
+          forced_us[i] = time_arm(Arm::kFused, fused_ws, forced_gu[i]);
+          ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
+        }
         const double tops = 2.0 * T * g.k * 3.0 * g.d * g.f / (fused_us * 1e-6) / 1e12;
-        std::printf("%-11s %6lld %-7s | %9.1f %9.1f %5.2fx | %9.1f %9.1f | %7.1f\n", g.name, static_cast<long long>(T),
-                    uniform ? "uniform" : "skewed", prod_us, fused_us, prod_us / fused_us, prod_gu, fused_gu, tops);
+        std::printf("%-11s %6lld %-7s | %9.1f %9.1f %5.2fx | %9.1f %9.1f | %7.1f | %9.1f %9.1f\n", g.name,
+                    static_cast<long long>(T), uniform ? "uniform" : "skewed", prod_us, fused_us, prod_us / fused_us,
+                    prod_gu, fused_gu, tops, forced_us[0], forced_us[1]);
         std::fflush(stdout);
       }
     }

@@ -1,11 +1,242 @@
+// strata-moe demo: a synthetic qwen35-a3b-sized layer through every arm of one backend, each
+// checked against both double-precision oracles (and, on CUDA, bitwise against the CPU production
+// arm), with a timing table.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/backend.hpp"
+#include "bench_runner.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "cpu/moe_cpu.hpp"
+#include "demo_cuda.hpp"
+#include "reference/oracle.hpp"
+#include "synth/synth.hpp"
 
 namespace strata::cli {
+namespace {
+
+// Declared before anything is measured (DESIGN.md).
+constexpr double kSameQuantRelRms = 1e-4;
+constexpr double kSameQuantWorstRow = 1e-3;
+// The oracles (double precision) see about kOracleTokens tokens, every n-th one: their cost, not
+// the arms', bounds the demo's time. Outputs of a token depend on that token alone.
+constexpr int64_t kOracleTokens = 64;
+constexpr int64_t kCpuDefaultTokens = 512;
+constexpr int64_t kCudaDefaultTokens = 4096;
+constexpr int kCudaTimedRuns = 10;
+
+struct DemoArgs {
+  std::string backend = "auto";
+  int64_t tokens = 0;  // 0: not given (kCpuDefaultTokens or kCudaDefaultTokens)
+  uint64_t seed = 20240607;
+  int threads = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Progress line on stderr for steps that take more than a second.
+template <class Fn>
+auto step(const char* what, Fn&& fn) {
+  const auto start = Clock::now();
+  auto result = fn();
+  const double s = seconds_since(start);
+  if (s > 1.0) std::fprintf(stderr, "  %-44s %6.1f s\n", what, s);
+  return result;
+}
+
+struct Stats {
+  double rel_rms = 0, worst_row = 0;
+};
+
+Stats compare(const std::vector<float>& got_rows, const std::vector<double>& ref, int64_t rows,
+              int64_t cols) {
+  Stats s;
+  double err_total = 0, ref_total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double err = 0, norm = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double diff = double{got_rows[r * cols + c]} - ref[r * cols + c];
+      err += diff * diff;
+      norm += ref[r * cols + c] * ref[r * cols + c];
+    }
+    err_total += err;
+    ref_total += norm;
+    const double row = norm > 0 ? std::sqrt(err / norm) : (err == 0 ? 0.0 : INFINITY);
+    s.worst_row = std::isnan(row) || std::isnan(s.worst_row) ? NAN : std::max(s.worst_row, row);
+  }
+  s.rel_rms = ref_total > 0 ? std::sqrt(err_total / ref_total) : (err_total == 0 ? 0.0 : INFINITY);
+  return s;
+}
+
+// One row of the table: an arm's full output [T, d] and its time.
+struct ArmRun {
+  std::string name;
+  double ms = 0;
+  std::vector<float> y;
+};
+
+int64_t count_differing(const float* a, const float* b, int64_t n) {
+  int64_t diffs = 0;
+  for (int64_t i = 0; i < n; ++i) diffs += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return diffs;
+}
+
+// Both CPU arms, best of two runs after one warm-up.
+std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInputs& in,
+                                 int threads) {
+  std::unique_ptr<LayerBackend> backend = make_cpu_backend(weights);
+  RunOptions options;
+  options.threads = threads;
+  const std::pair<const char*, Arm> arms[2] = {{"production", Arm::kProduction},
+                                               {"fused", Arm::kFused}};
+  std::vector<ArmRun> runs;
+  for (const auto& [name, arm] : arms) {
+    ArmRun& run = runs.emplace_back();
+    run.name = name;
+    run.y.assign(static_cast<size_t>(in.n_tokens * weights.d), NAN);
+    run.ms = INFINITY;
+    step(name, [&] {
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto start = Clock::now();
+        backend->run(in, arm, options, run.y.data());
+        if (rep > 0) run.ms = std::min(run.ms, 1e3 * seconds_since(start));
+      }
+      return 0;
+    });
+  }
+  return runs;
+}
+
+int run(const DemoArgs& args, bool tokens_given) {
+  require(!tokens_given || args.tokens >= 1, Status::kInvalidArgument,
+          fmt::format("--tokens: {} (must be >= 1)", args.tokens));
+  std::string backend_name = args.backend;
+  if (backend_name == "auto") backend_name = cuda_device_count() > 0 ? "cuda" : "cpu";
+  const bool on_cuda = backend_name == "cuda";
+  // Before the synthetic layer is built (seconds): a missing device is one clear error.
+  if (on_cuda) benchrun::require_cuda_device();
+
+  synth::LayerSpec spec;  // qwen35-a3b geometry: d 2048, f 512, E 256; IQ3_S gate/up, Q2_0 down
+  spec.seed = args.seed;
+  const int k = 8;
+  const int64_t T = tokens_given ? args.tokens : on_cuda ? kCudaDefaultTokens : kCpuDefaultTokens;
+  const int64_t d = spec.d, f = spec.f;
+  std::fprintf(stderr, "strata-moe demo: d=%lld f=%lld E=%lld k=%d T=%lld seed=%llu, backend %s\n",
+               static_cast<long long>(d), static_cast<long long>(f),
+               static_cast<long long>(spec.n_expert), k, static_cast<long long>(T),
+               static_cast<unsigned long long>(args.seed), backend_name.c_str());
+  const synth::SyntheticLayer layer =
+      step("synthetic layer (IQ3_S / IQ3_S / Q2_0)", [&] { return synth::make_layer(spec); });
+  const synth::Routing routing = synth::skewed_routing(T, spec.n_expert, k, args.seed + 1);
+  const std::vector<float> x = synth::random_activations(T, d, args.seed + 2);
+  const LayerInputs in{x.data(), routing.ids.data(), routing.weights.data(), T, k};
+
+  // ---- the arms, timed ---------------------------------------------------------------------------
+  std::vector<ArmRun> runs;
+  std::string device = "cpu";
+  if (on_cuda) {
+    demo::DeviceRuns gpu = step("CUDA arms (upload, warm-up, timed runs)", [&] {
+      return demo::run_cuda_arms(layer.weights, in, kCudaTimedRuns);
+    });
+    device = gpu.device;
+    for (demo::DeviceArmRun& a : gpu.arms) runs.push_back({a.name, a.median_ms, std::move(a.y)});
+  } else {
+    runs = run_cpu_arms(layer.weights, in, args.threads);
+  }
+  int64_t arm_diffs = 0;
+  for (size_t a = 1; a < runs.size(); ++a)
+    arm_diffs += count_differing(runs[0].y.data(), runs[a].y.data(), T * d);
+
+  // ---- the oracles (and, on CUDA, the CPU production arm) on every stride-th token ---------------
+  const int64_t stride = (T + kOracleTokens - 1) / kOracleTokens;
+  std::vector<int64_t> picked;
+  for (int64_t t = 0; t < T; t += stride) picked.push_back(t);
+  const int64_t n_sub = static_cast<int64_t>(picked.size());
+  std::vector<float> x_sub(static_cast<size_t>(n_sub * d)), w_sub(static_cast<size_t>(n_sub * k));
+  std::vector<int32_t> ids_sub(static_cast<size_t>(n_sub * k));
+  for (int64_t i = 0; i < n_sub; ++i) {
+    std::copy_n(x.data() + picked[i] * d, d, x_sub.data() + i * d);
+    std::copy_n(routing.ids.data() + picked[i] * k, k, ids_sub.data() + i * k);
+    std::copy_n(routing.weights.data() + picked[i] * k, k, w_sub.data() + i * k);
+  }
+  const LayerInputs in_sub{x_sub.data(), ids_sub.data(), w_sub.data(), n_sub, k};
+  // The CPU production arm on those tokens: its h is the "same requantised h" the
+  // same-quantisation oracle is fed, its y the rows every CUDA arm must equal bit for bit.
+  CpuDebugOutputs debug;
+  std::vector<float> y_cpu_sub(static_cast<size_t>(n_sub * d));
+  run_layer_cpu(layer.weights, in_sub, Arm::kProduction, args.threads, y_cpu_sub.data(), &debug);
+  const int oracle_threads = args.threads > 0 ? args.threads : 2;
+  const OracleOutput same = step("same-quantisation oracle", [&] {
+    return same_quant_oracle(layer.weights, in_sub, oracle_threads, debug.h.data());
+  });
+  const OracleOutput exact = step("exact oracle", [&] {
+    return exact_oracle(layer.weights, in_sub, oracle_threads);
+  });
+
+  // ---- table -------------------------------------------------------------------------------------
+  const double ops_unit = on_cuda ? 1e12 : 1e9;
+  std::printf("%-11s %-8s %10s %9s %14s %14s %12s  %s\n", "arm", "backend", "time (ms)",
+              on_cuda ? "TOPS" : "GOPS", "rel-RMS same", "worst-row same", "rel-RMS exact",
+              "verdict");
+  bool all_pass = arm_diffs == 0;
+  int64_t cpu_diffs_total = 0;
+  for (const ArmRun& run : runs) {
+    std::vector<float> rows(static_cast<size_t>(n_sub * d));
+    for (int64_t i = 0; i < n_sub; ++i)
+      std::copy_n(run.y.data() + picked[i] * d, d, rows.data() + i * d);
+    const int64_t cpu_diffs =
+        on_cuda ? count_differing(rows.data(), y_cpu_sub.data(), n_sub * d) : 0;
+    cpu_diffs_total += cpu_diffs;
+    const Stats vs_same = compare(rows, same.y, n_sub, d);
+    const Stats vs_exact = compare(rows, exact.y, n_sub, d);
+    const double rate = 2.0 * T * k * 3.0 * d * f / (run.ms * 1e-3) / ops_unit;
+    const bool pass = vs_same.rel_rms <= kSameQuantRelRms &&
+                      vs_same.worst_row <= kSameQuantWorstRow && arm_diffs == 0 && cpu_diffs == 0;
+    all_pass = all_pass && pass;
+    std::printf("%-11s %-8s %10.3f %9.2f %14.3e %14.3e %12.3e  %s\n", run.name.c_str(),
+                on_cuda ? "cuda" : "cpu", run.ms, rate, vs_same.rel_rms, vs_same.worst_row,
+                vs_exact.rel_rms, pass ? "PASS" : "FAIL");
+  }
+  std::printf("arms bitwise equal: %s (%lld differing elements); oracles on %lld of %lld tokens\n",
+              arm_diffs == 0 ? "yes" : "NO", static_cast<long long>(arm_diffs),
+              static_cast<long long>(n_sub), static_cast<long long>(T));
+  if (on_cuda)
+    std::printf(
+        "device: %s; time: CUDA events, median of %d runs after a warm-up\n"
+        "CUDA arms vs CPU production arm on the oracle tokens, bitwise: %s (%lld differing "
+        "elements)\n",
+        device.c_str(), kCudaTimedRuns, cpu_diffs_total == 0 ? "equal" : "NOT EQUAL",
+        static_cast<long long>(cpu_diffs_total));
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace
 
 Runner add_demo_command(CLI::App& app) {
-  app.add_subcommand("demo", "(not yet available)");
-  return [] () -> int { fail(Status::kUnsupported, "'demo' is not available in this build yet"); };
+  auto args = std::make_shared<DemoArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("demo", "Synthetic qwen35-a3b layer: both arms vs both oracles, timed");
+  cmd->add_option("--backend", args->backend, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  CLI::Option* tokens =
+      cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)");
+  cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations");
+  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
+      ->check(CLI::NonNegativeNumber);
+  return [args, tokens] { return run(*args, tokens->count() > 0); };
 }
 
 }  // namespace strata::cli

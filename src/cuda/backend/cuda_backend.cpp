@@ -17,6 +17,26 @@
 namespace strata {
 namespace {
 
+// Throws kUnsupported, before any other CUDA call, unless a device is visible: a machine without a
+// GPU (or without a usable driver) gets one clear message instead of a failed allocation.
+void require_visible_device() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    fail(Status::kUnsupported,
+         std::string("backend: no CUDA device is visible (") + cudaGetErrorString(status) + ")");
+  }
+  require(count > 0, Status::kUnsupported, "backend: no CUDA device is visible");
+}
+
+// Bytes from a tensor's first row to the end of its last expert (a merged gate_up view spans
+// only its own rows of each expert, so stride x E would run past the tensor).
+size_t tensor_span_bytes(const ExpertTensor& t) {
+  return static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
+         static_cast<size_t>(t.out_features) * t.row_bytes;
+}
+
 // Throws kInvalidArgument naming `what` unless `p` is device (or managed) memory.
 void require_device_pointer(const void* p, const char* what) {
   cudaPointerAttributes attributes{};
@@ -33,6 +53,7 @@ class CudaBackend final : public LayerBackend {
  public:
   explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
     validate_layer(weights_);
+    require_visible_device();
     require_device_pointer(weights_.gate.data, weights_.gate.name.c_str());
     require_device_pointer(weights_.up.data, weights_.up.name.c_str());
     require_device_pointer(weights_.down.data, weights_.down.name.c_str());
@@ -64,6 +85,7 @@ class HostCudaBackend final : public LayerBackend {
  public:
   explicit HostCudaBackend(const MoeLayerWeights& host) : weights_(host) {
     validate_layer(host);
+    require_visible_device();
     weights_.gate.data = upload(host.gate, gate_);
     weights_.up.data = upload(host.up, up_);
     weights_.down.data = upload(host.down, down_);
@@ -93,7 +115,7 @@ class HostCudaBackend final : public LayerBackend {
 
  private:
   static const uint8_t* upload(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
-    const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
+    const size_t bytes = tensor_span_bytes(t);
     buffer.reserve(bytes + 2);
     STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + 2, t.data, bytes, cudaMemcpyHostToDevice));
     return buffer.get() + 2;
@@ -115,6 +137,10 @@ std::unique_ptr<LayerBackend> cuda::make_host_backend(const MoeLayerWeights& hos
 
 std::unique_ptr<LayerBackend> make_cuda_backend(const MoeLayerWeights& weights) {
   return std::make_unique<CudaBackend>(weights);
+}
+
+std::unique_ptr<LayerBackend> make_cuda_host_backend(const MoeLayerWeights& host_weights) {
+  return cuda::make_host_backend(host_weights);
 }
 
 int cuda_device_count() {

@@ -5,12 +5,13 @@
 #include "common/error.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/fused/fused_arm.hpp"
+#include "cuda/fused_wmma/wmma_arm.hpp"
 #include "cuda/pipeline/combine.hpp"
 #include "cuda/pipeline/quantize_rows.hpp"
 #include "cuda/production/formats.hpp"
 #include "cuda/production/grouped_gemm.hpp"
 #include "cuda/production/swiglu_requant.hpp"
-#include "cuda/production/tile_config.hpp"
+#include "cuda/production/heuristics.hpp"
 #include "formats/registry.hpp"
 
 namespace strata::cuda {
@@ -40,10 +41,6 @@ production::GemmOperand operand_of(const ExpertTensor& t, float* out) {
 }
 
 }  // namespace
-
-int production::tile_pairs(TileKind kind) {
-  return kind == TileKind::kSmall ? TileSmall::kPairs : TileLarge::kPairs;
-}
 
 Workspace::~Workspace() {
   if (events_ready_)
@@ -95,9 +92,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   ws.reserve(T, P, d, f, E);
 
   // Mean pairs per expert picks the tile: a speed choice only (see tile_config.hpp).
-  const double mean_pairs = static_cast<double>(P) / static_cast<double>(E);
-  const auto tile = mean_pairs < production::kSmallTileMeanPairs ? production::TileKind::kSmall
-                                                                 : production::TileKind::kLarge;
+  const auto tile = production::choose_tile(P, E);
   auto mark = [&](int i) {
     if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[i], stream));
   };
@@ -110,7 +105,10 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   const DeviceGroupingTables g =
       launch_group_by_expert(in.ids, T, in.k, E, production::tile_pairs(tile), ws.grouping_, stream);
   mark(2);
-  const bool fused_gate_up = fused::use_fused(arm, layer);
+  // Arm choice: fused-wmma (STRATA_PF_FUSED_WMMA=1), fused, or production; each falls back to
+  // production for a layer it does not cover and says so once.
+  const bool wmma = fused_wmma::use_wmma(arm, layer);
+  const bool fused_gate_up = !wmma && fused::use_fused(arm, layer);
   // ---- gate and up --------------------------------------------------------------------
   production::GemmArgs gu;
   gu.in_features = static_cast<int>(d);
@@ -122,7 +120,15 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   gu.expert_offsets = g.expert_offsets;
   gu.tile_offsets = g.tile_offsets;
   gu.n_expert = static_cast<int>(E);
-  if (fused_gate_up) {
+  if (wmma) {
+    // ---- fused-wmma arm: gate/up + SwiGLU + requant and down on mma_tile_16 ----------------
+    // NOTE: its down product runs here too, so the phase times put down inside gate/up.
+    fused_wmma::run_products(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
+                             {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.down_.get(),
+                              ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
+                              ws.keep_h ? ws.up_.get() : nullptr},
+                             stream);
+  } else if (fused_gate_up) {
     // ---- fused arm: gate/up + SwiGLU + requantise h in one kernel -----------------------
     fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
                        {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr,
@@ -142,7 +148,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   }
   mark(3);
   // ---- SwiGLU + requantise h ----------------------------------------------------------
-  if (!fused_gate_up)
+  if (!fused_gate_up && !wmma)
     production::launch_swiglu_requant(ws.gate_.get(), ws.up_.get(), P, f, ws.h_codes_.get(), ws.h_scales_.get(),
                                       ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr, stream);
   mark(4);
@@ -156,7 +162,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   dn.pair_row = nullptr;
   dn.n_ops = 1;
   dn.op[0] = operand_of(layer.down, ws.down_.get());
-  launch_gemm(layer.down.type, dn, tile, stream);
+  if (!wmma) launch_gemm(layer.down.type, dn, tile, stream);
   mark(5);
   // ---- combine in slot order ------------------------------------------------------------
   launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);

@@ -28,6 +28,14 @@ void say_once(std::atomic<bool>& said, const std::string& message) {
   if (!said.exchange(true)) std::fprintf(stderr, "strata-moe: %s\n", message.c_str());
 }
 
+// STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
+FusedTileKind tile_for_run(double mean_pairs) {
+  const char* value = std::getenv("STRATA_PF_FUSED_TILE");
+  if (value != nullptr && std::strcmp(value, "small") == 0) return FusedTileKind::kSmall;
+  if (value != nullptr && std::strcmp(value, "large") == 0) return FusedTileKind::kLarge;
+  return fused_tile_for(mean_pairs);
+}
+
 bool native_layers_allowed() {
   const char* value = std::getenv("STRATA_PF_FUSED_NATIVE");
   return value == nullptr || std::strcmp(value, "0") != 0;
@@ -70,7 +78,7 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
                  const DeviceGroupingTables& grouping, int64_t n_pairs, DeviceBuffer<int32_t>& tile_offsets,
                  const GateUpOutputs& out, cudaStream_t stream) {
   require(fused_supports(layer), Status::kInternal, "fused gate/up: layer not covered (use_fused was not asked)");
-  const FusedTileKind tile = fused_tile_for(static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert));
+  const FusedTileKind tile = tile_for_run(static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert));
   tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
   launch_tile_offsets(grouping.expert_offsets, layer.n_expert, fused_tile_pairs(tile), tile_offsets.get(), stream);
 

@@ -5,10 +5,11 @@
 // features), built on the device by the grouping step. Per item and per 64-value K stage:
 //   - activation codes and scales of the tile's pairs are gathered with cp.async, kActStages
 //     stages in flight (zero-filled past the expert's last pair);
-//   - the weight sub-blocks of the next stage are decoded (F::decode_sub) into a double-buffered
-//     shared tile of 80-byte rows while the tensor cores multiply the current one;
-//   - every 32-wide slice is one mma.sync m16n8k32 with a zero accumulator (the exact int32 dot),
-//     folded into fp32 with fold_slice<F> strictly in slice order.
+//   - the weight sub-blocks of stage s + 1 are decoded (WordDecoder<F>, from raw bytes loaded
+//     during stage s - 1) into a double-buffered shared tile of 80-byte rows after the tensor
+//     cores multiply stage s, and the raw loads of stage s + 2 are issued;
+//   - every 32-wide slice is one mma.sync m16n8k32 (the exact int32 dot, converted exactly), folded
+//     into fp32 with the operations of fold_slice<F> strictly in slice order.
 // In each m16 tile rows 0-7 are gate rows and rows 8-15 the up rows of the same 8 features, so a
 // lane holds gate (c0/c1) and up (c2/c3) of one (feature, pair): SwiGLU needs no exchange, and the
 // per-32-feature requantisation of h reduces its amax and half sums with xor-shuffles.
@@ -30,8 +31,9 @@
 
 namespace strata::cuda::fused {
 
-template <class Tile>
+template <class F, class Tile>
 struct FusedShared {
+  uint32_t table[WordDecoder<F>::kTableWords > 0 ? WordDecoder<F>::kTableWords : 1];  // format lookup table
   alignas(16) int8_t weights[2][Tile::kWeightRows][Tile::kRowStrideBytes];     // [buf][row][k] int8
   alignas(16) int8_t acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideBytes];  // [slot][pair][k]
   alignas(16) float act_scale[Tile::kActStages][Tile::kPairs][Tile::kStageSubs];   // [slot][pair][sub]
@@ -61,12 +63,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
                 "one int32 dot per slice and no activation-sum term (extend the fold for others)");
   static_assert(F::kBlockValues % 32 == 0, "whole 32-value sub-blocks per block");
   constexpr int kSubsPerBlock = F::kBlockValues / 32;
+  using Decoder = WordDecoder<F>;
+  constexpr int kDecodeTasks = Tile::kWeightRows * Tile::kStageSubs / Tile::kThreads;  // per thread and stage
+  static_assert(Tile::kWeightRows * Tile::kStageSubs % Tile::kThreads == 0, "decode tasks spread evenly");
   extern __shared__ __align__(16) uint8_t shared_raw[];
-  FusedShared<Tile>& sm = *reinterpret_cast<FusedShared<Tile>*>(shared_raw);
+  FusedShared<F, Tile>& sm = *reinterpret_cast<FusedShared<F, Tile>*>(shared_raw);
 
   const int d = args.d, f = args.f;
   const int n_subs = d / 32;                           // k slices over the whole row
-  const int n_stages = d / Tile::kStageValues;         // d % 64 == 0 (checked by the launcher)
+  const int n_stages = d / Tile::kStageValues;         // d % 64 == 0 (fused_supports)
   const int feature_blocks = (f + Tile::kFeatures - 1) / Tile::kFeatures;
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * feature_blocks;
 
@@ -74,6 +79,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   const int warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, tig = lane % 4;
   const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
+  Decoder::fill_table(sm.table, tid, Tile::kThreads);  // visible after the first item's barrier
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // ---- which expert, pairs and features ------------------------------------------------
@@ -109,19 +115,35 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       cp_async_commit();  // an empty group past the end keeps the wait counts uniform
     };
 
-    // Shared row r: feature feature_begin + 8*(r/16) + r%8, gate rows r%16 < 8, up rows r%16 >= 8.
-    auto decode_weights = [&](int stage, int buf) {
-      for (int task = tid; task < Tile::kWeightRows * Tile::kStageSubs; task += Tile::kThreads) {
+    // Decode task i of a thread: shared row r = task / kStageSubs, slice s = task % kStageSubs, with
+    // task = tid + i * kThreads. Row r holds feature feature_begin + 8*(r/16) + r%8: gate rows for
+    // r%16 < 8, up rows for r%16 >= 8 (the same 8 features), so c0/c1 and c2/c3 pair up in a lane.
+    typename Decoder::Raw raw[kDecodeTasks];
+    auto task_feature = [&](int i) {
+      const int r = (tid + i * Tile::kThreads) / Tile::kStageSubs;
+      return feature_begin + 8 * (r / 16) + r % 8;
+    };
+    auto load_raw = [&](int stage) {  // global loads only: consumed one MMA stage later
+#pragma unroll
+      for (int i = 0; i < kDecodeTasks; ++i) {
+        const int task = tid + i * Tile::kThreads;
         const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
-        const int feature = feature_begin + 8 * (r / 16) + r % 8;
+        const int feature = task_feature(i);
         const int sub = stage * Tile::kStageSubs + s;
-        uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        float scale = 0.0f;
         if (feature < f) {
           const uint8_t* row = ((r % 16) < 8 ? gate_expert : up_expert) + static_cast<size_t>(feature) * args.row_bytes;
-          scale = WordDecoder<F>::decode(row + static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes,
-                                         sub % kSubsPerBlock, w);
+          raw[i] = Decoder::load(row + static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes, sub % kSubsPerBlock);
         }
+      }
+    };
+    auto store_decoded = [&](int buf) {
+#pragma unroll
+      for (int i = 0; i < kDecodeTasks; ++i) {
+        const int task = tid + i * Tile::kThreads;
+        const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
+        uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float scale = 0.0f;
+        if (task_feature(i) < f) scale = Decoder::decode(raw[i], sm.table, w);
         uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * s]);
         dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
         dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
@@ -142,14 +164,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0 ------
 #pragma unroll
     for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
-    decode_weights(0, 0);
+    load_raw(0);
+    store_decoded(0);
+    if (n_stages > 1) load_raw(1);
 
     for (int stage = 0; stage < n_stages; ++stage) {
       const int buf = stage & 1, slot = stage % Tile::kActStages;
       cp_async_wait<Tile::kActStages - 2>();  // this thread's copies of `stage` have landed
       __syncthreads();  // everyone's copies and the weights of `stage` visible; stage - 1 fully read
       issue_acts(stage + Tile::kActStages - 1);  // into the slot stage - 1 used
-      if (stage + 1 < n_stages) decode_weights(stage + 1, buf ^ 1);
 
       // ---- multiply the stage's two slices, folding each in order ---------------------------
 #pragma unroll
@@ -197,6 +220,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           }
         }
       }
+
+      // ---- weights of stage + 1 into the other buffer (read at stage - 1, before the barrier);
+      // the raw loads of stage + 2 go out now and land while stage + 1 is multiplied ------------
+      if (stage + 1 < n_stages) store_decoded(buf ^ 1);
+      if (stage + 2 < n_stages) load_raw(stage + 2);
     }
     cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)
 
@@ -257,14 +285,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   }
 }
 
-template <class Tile>
+template <class F, class Tile>
 constexpr size_t fused_shared_bytes() {
-  return sizeof(FusedShared<Tile>);
+  return sizeof(FusedShared<F, Tile>);
 }
 
 template <class F, class Tile>
 void launch_fused_gate_up_tile(const GateUpArgs& args, cudaStream_t stream) {
-  constexpr size_t kShared = fused_shared_bytes<Tile>();
+  constexpr size_t kShared = fused_shared_bytes<F, Tile>();
   auto kernel = fused_gate_up_kernel<F, Tile>;
   int device = 0, sms = 0, per_sm = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));

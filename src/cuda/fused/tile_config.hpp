@@ -41,8 +41,8 @@ struct FusedTile {
 // Many pairs per expert: 64 features x 64 pairs, 8 warps of 64 rows x 16 pairs.
 using FusedLarge = FusedTile<64, 64, 2, 4, 4, 2>;
 // Few pairs per expert (skewed or sparse routing, small T): 16 pairs, so an expert with 3 rows
-// pays a 16-pair tile of MMA and activation traffic, not 64; 4 warps of 64 rows x 16 pairs.
-using FusedSmall = FusedTile<128, 16, 4, 1, 4, 3>;
+// pays a 16-pair tile of MMA and activation traffic, not 64; 8 warps of 64 rows x 8 pairs.
+using FusedSmall = FusedTile<128, 16, 4, 2, 4, 2>;
 
 // Mean pairs per expert below which the small tile wastes less of each CTA on padding.
 inline constexpr double kFusedSmallTileMeanPairs = 40.0;

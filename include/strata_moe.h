@@ -1,0 +1,96 @@
+/* strata-moe C API: one quantised mixture-of-experts expert layer (gate/up/down in GGUF block
+ * formats) on the CPU or a CUDA device. Framework-agnostic: raw pointers and a stream.
+ *
+ * Errors: every function returning strata_moe_status leaves a message naming the argument and the
+ * reason in strata_moe_last_error() (thread-local, valid until the thread's next failing call).
+ * No C++ exception ever crosses this boundary. */
+#ifndef STRATA_MOE_H
+#define STRATA_MOE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Values equal strata::Status. */
+typedef enum strata_moe_status {
+  STRATA_MOE_OK = 0,
+  STRATA_MOE_INVALID_ARGUMENT = 1, /* a caller's argument is wrong (shape, range, null pointer) */
+  STRATA_MOE_BAD_FILE = 2,
+  STRATA_MOE_UNSUPPORTED = 3, /* a format, geometry or backend this build does not cover */
+  STRATA_MOE_IO = 4,
+  STRATA_MOE_CUDA = 5,
+  STRATA_MOE_OUT_OF_MEMORY = 6,
+  STRATA_MOE_INTERNAL = 7
+} strata_moe_status;
+
+typedef enum strata_moe_backend {
+  STRATA_MOE_BACKEND_CPU = 0,  /* host pointers; the call returns when y is written */
+  STRATA_MOE_BACKEND_CUDA = 1  /* device pointers (weights too); asynchronous on the stream */
+} strata_moe_backend;
+
+typedef enum strata_moe_arm {
+  STRATA_MOE_ARM_DEFAULT = 0,    /* from the environment: STRATA_PF_FUSED=1 selects fused */
+  STRATA_MOE_ARM_PRODUCTION = 1,
+  STRATA_MOE_ARM_FUSED = 2
+} strata_moe_arm;
+
+typedef enum strata_moe_gating {
+  STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM = 0, /* softmax over E, top-k, renormalised (qwen3moe) */
+  STRATA_MOE_GATING_SOFTMAX_TOPK = 1,        /* softmax over E, top-k */
+  STRATA_MOE_GATING_TOPK_SOFTMAX = 2         /* top-k of the logits, softmax over the k */
+} strata_moe_gating;
+
+/* One stacked expert tensor as GGUF stores it: ne = [ne0 values per row, ne1 rows, ne2 experts]. */
+typedef struct strata_moe_tensor_desc {
+  uint32_t ggml_type;          /* ggml type id (IQ3_S = 21, Q2_0 = 42, ...) */
+  const void* data;            /* first row of expert 0; 2-byte alignment is enough */
+  int64_t ne0, ne1, ne2;
+  size_t expert_stride_bytes;  /* bytes from expert e to e+1; 0 = contiguous */
+  const char* name;            /* for messages; may be NULL */
+} strata_moe_tensor_desc;
+
+/* gate, up: [d, f, E]; down: [f, d, E]. */
+typedef struct strata_moe_layer_desc {
+  int64_t d, f, n_expert;
+  strata_moe_tensor_desc gate, up, down;
+} strata_moe_layer_desc;
+
+typedef struct strata_moe_run_options {
+  strata_moe_arm arm;  /* STRATA_MOE_ARM_DEFAULT: the environment decides */
+  int threads;         /* CPU threads; <= 0: the OpenMP default */
+  void* cuda_stream;   /* cudaStream_t for the CUDA backend; NULL = the default stream */
+} strata_moe_run_options;
+
+typedef struct strata_moe_layer strata_moe_layer;
+
+const char* strata_moe_last_error(void);
+
+/* Validates the descriptor and builds a layer. The weights are not copied: they must outlive the
+ * layer. */
+strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const strata_moe_layer_desc* desc,
+                                          strata_moe_layer** layer);
+
+/* y[t] = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]).  x: [T, d] f32, ids: [T, k] int32 (distinct
+ * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32. options may be NULL. */
+strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
+                                       const float* weights, int64_t n_tokens, int k, float* y,
+                                       const strata_moe_run_options* options);
+
+void strata_moe_layer_destroy(strata_moe_layer* layer);
+
+/* Router on the host: router [E, d] f32 (GGUF ffn_gate_inp), x [T, d] -> ids, weights [T, k]. */
+strata_moe_status strata_moe_route(const float* router, const float* x, int64_t n_tokens, int64_t d,
+                                   int64_t n_expert, int k, strata_moe_gating gating, int32_t* ids,
+                                   float* weights, int threads);
+
+/* CUDA devices visible to this build (0 when built without CUDA). */
+int strata_moe_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_MOE_H */

@@ -1,0 +1,65 @@
+// C++ wrapper over the C API (include/strata_moe.h): an RAII layer handle; failures throw
+// strata_moe::Error carrying the status and the library's message.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "strata_moe.h"
+
+namespace strata_moe {
+
+class Error : public std::runtime_error {
+ public:
+  Error(strata_moe_status status, const char* message)
+      : std::runtime_error(message ? message : ""), status_(status) {}
+  strata_moe_status status() const noexcept { return status_; }
+
+ private:
+  strata_moe_status status_;
+};
+
+inline void check(strata_moe_status status) {
+  if (status != STRATA_MOE_OK) throw Error(status, strata_moe_last_error());
+}
+
+class Layer {
+ public:
+  Layer(strata_moe_backend backend, const strata_moe_layer_desc& desc) {
+    check(strata_moe_layer_create(backend, &desc, &handle_));
+  }
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+  Layer(Layer&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Layer& operator=(Layer&& other) noexcept {
+    if (this != &other) {
+      strata_moe_layer_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~Layer() { strata_moe_layer_destroy(handle_); }
+
+  // x: [T, d], ids/weights: [T, k], y: [T, d] (device pointers for the CUDA backend).
+  void run(const float* x, const int32_t* ids, const float* weights, int64_t n_tokens, int k,
+           float* y, const strata_moe_run_options* options = nullptr) {
+    check(strata_moe_layer_run(handle_, x, ids, weights, n_tokens, k, y, options));
+  }
+
+  strata_moe_layer* get() const { return handle_; }
+
+ private:
+  strata_moe_layer* handle_ = nullptr;
+};
+
+inline void route(const float* router, const float* x, int64_t n_tokens, int64_t d,
+                  int64_t n_expert, int k, strata_moe_gating gating, int32_t* ids, float* weights,
+                  int threads = 0) {
+  check(strata_moe_route(router, x, n_tokens, d, n_expert, k, gating, ids, weights, threads));
+}
+
+inline int cuda_device_count() {
+  return strata_moe_cuda_device_count();
+}
+
+}  // namespace strata_moe

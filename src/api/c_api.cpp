@@ -1,0 +1,174 @@
+// The C API: argument checks, exception-to-status translation, dispatch to a LayerBackend.
+#include <fmt/format.h>
+
+#include <new>
+#include <string>
+
+#include "api/backend.hpp"
+#include "common/error.hpp"
+#include "formats/ggml_type.hpp"
+#include "pipeline/routing.hpp"
+#include "strata_moe.h"
+
+struct strata_moe_layer {
+  strata::MoeLayerWeights weights;
+  std::unique_ptr<strata::LayerBackend> backend;
+};
+
+namespace {
+
+using strata::require;
+using strata::Status;
+
+static_assert(STRATA_MOE_INVALID_ARGUMENT == static_cast<int>(Status::kInvalidArgument) &&
+                  STRATA_MOE_BAD_FILE == static_cast<int>(Status::kBadFile) &&
+                  STRATA_MOE_UNSUPPORTED == static_cast<int>(Status::kUnsupported) &&
+                  STRATA_MOE_IO == static_cast<int>(Status::kIo) &&
+                  STRATA_MOE_CUDA == static_cast<int>(Status::kCuda) &&
+                  STRATA_MOE_OUT_OF_MEMORY == static_cast<int>(Status::kOutOfMemory) &&
+                  STRATA_MOE_INTERNAL == static_cast<int>(Status::kInternal),
+              "strata_moe_status values must equal strata::Status");
+
+thread_local std::string g_last_error;
+
+strata_moe_status set_error(Status status, const char* message) {
+  g_last_error = message;
+  return static_cast<strata_moe_status>(status);
+}
+
+// Runs fn; every exception becomes a status and a message (none crosses into C).
+template <class Fn>
+strata_moe_status guarded(Fn&& fn) {
+  try {
+    fn();
+    return STRATA_MOE_OK;
+  } catch (const strata::Error& e) {
+    return set_error(e.status(), e.what());
+  } catch (const std::bad_alloc&) {
+    return set_error(Status::kOutOfMemory, "out of memory");
+  } catch (const std::exception& e) {
+    return set_error(Status::kInternal, e.what());
+  } catch (...) {
+    return set_error(Status::kInternal, "unknown failure");
+  }
+}
+
+strata::ExpertTensor tensor_from(const strata_moe_tensor_desc& t, const char* role) {
+  const std::string name =
+      t.name != nullptr ? fmt::format("{} ({})", role, t.name) : std::string(role);
+  require(strata::ggml_type_info(t.ggml_type).has_value(), Status::kUnsupported,
+          fmt::format("desc.{}: unknown ggml type id {}", name, t.ggml_type));
+  require(t.data != nullptr, Status::kInvalidArgument, fmt::format("desc.{}: data is null", name));
+  strata::ExpertTensor out = strata::make_expert_tensor(fmt::format("desc.{}", name),
+                                                        static_cast<strata::GgmlType>(t.ggml_type),
+                                                        t.data, t.ne0, t.ne1, t.ne2);
+  if (t.expert_stride_bytes != 0) {
+    require(t.expert_stride_bytes >= out.row_bytes * static_cast<size_t>(t.ne1),
+            Status::kInvalidArgument,
+            fmt::format("desc.{}: expert_stride_bytes {} is smaller than one expert ({} bytes)",
+                        name, t.expert_stride_bytes, out.row_bytes * static_cast<size_t>(t.ne1)));
+    out.expert_stride_bytes = t.expert_stride_bytes;
+  }
+  return out;
+}
+
+strata::Arm resolve_arm(strata_moe_arm arm) {
+  switch (arm) {
+    case STRATA_MOE_ARM_DEFAULT:
+      return strata::arm_from_env();
+    case STRATA_MOE_ARM_PRODUCTION:
+      return strata::Arm::kProduction;
+    case STRATA_MOE_ARM_FUSED:
+      return strata::Arm::kFused;
+  }
+  strata::fail(Status::kInvalidArgument,
+               fmt::format("options.arm: unknown value {}", static_cast<int>(arm)));
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* strata_moe_last_error(void) {
+  return g_last_error.c_str();
+}
+
+strata_moe_status strata_moe_layer_create(strata_moe_backend backend,
+                                          const strata_moe_layer_desc* desc,
+                                          strata_moe_layer** layer) {
+  return guarded([&] {
+    require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
+    *layer = nullptr;
+    require(desc != nullptr, Status::kInvalidArgument, "desc: null pointer");
+    require(backend == STRATA_MOE_BACKEND_CPU || backend == STRATA_MOE_BACKEND_CUDA,
+            Status::kInvalidArgument,
+            fmt::format("backend: unknown value {}", static_cast<int>(backend)));
+    auto out = std::make_unique<strata_moe_layer>();
+    out->weights.d = desc->d;
+    out->weights.f = desc->f;
+    out->weights.n_expert = desc->n_expert;
+    out->weights.gate = tensor_from(desc->gate, "gate");
+    out->weights.up = tensor_from(desc->up, "up");
+    out->weights.down = tensor_from(desc->down, "down");
+    strata::validate_layer(out->weights);
+    out->backend = backend == STRATA_MOE_BACKEND_CPU ? strata::make_cpu_backend(out->weights)
+                                                     : strata::make_cuda_backend(out->weights);
+    *layer = out.release();
+  });
+}
+
+strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
+                                       const float* weights, int64_t n_tokens, int k, float* y,
+                                       const strata_moe_run_options* options) {
+  return guarded([&] {
+    require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
+    require(x != nullptr, Status::kInvalidArgument, "x: null pointer");
+    require(ids != nullptr, Status::kInvalidArgument, "ids: null pointer");
+    require(weights != nullptr, Status::kInvalidArgument, "weights: null pointer");
+    require(y != nullptr, Status::kInvalidArgument, "y: null pointer");
+    const strata_moe_run_options defaults{STRATA_MOE_ARM_DEFAULT, 0, nullptr};
+    const strata_moe_run_options& opt = options != nullptr ? *options : defaults;
+    strata::LayerInputs in{x, ids, weights, n_tokens, k};
+    strata::RunOptions run_options;
+    run_options.threads = opt.threads;
+    run_options.cuda_stream = opt.cuda_stream;
+    layer->backend->run(in, resolve_arm(opt.arm), run_options, y);
+  });
+}
+
+void strata_moe_layer_destroy(strata_moe_layer* layer) {
+  delete layer;
+}
+
+strata_moe_status strata_moe_route(const float* router, const float* x, int64_t n_tokens, int64_t d,
+                                   int64_t n_expert, int k, strata_moe_gating gating, int32_t* ids,
+                                   float* weights, int threads) {
+  return guarded([&] {
+    strata::Gating rule = strata::Gating::kSoftmaxTopKRenorm;
+    switch (gating) {
+      case STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM:
+        rule = strata::Gating::kSoftmaxTopKRenorm;
+        break;
+      case STRATA_MOE_GATING_SOFTMAX_TOPK:
+        rule = strata::Gating::kSoftmaxTopK;
+        break;
+      case STRATA_MOE_GATING_TOPK_SOFTMAX:
+        rule = strata::Gating::kTopKSoftmax;
+        break;
+      default:
+        strata::fail(Status::kInvalidArgument,
+                     fmt::format("gating: unknown value {}", static_cast<int>(gating)));
+    }
+    strata::route_tokens(router, x, n_tokens, d, n_expert, k, rule, ids, weights, threads);
+  });
+}
+
+int strata_moe_cuda_device_count(void) {
+  try {
+    return strata::cuda_device_count();
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,165 @@
+#include "cuda/fused_wmma/wmma_arm.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/error.hpp"
+#include "cuda/fused_wmma/chain_ops.hpp"
+#include "cuda/fused_wmma/launch_chain.hpp"
+#include "cuda/pipeline/combine.hpp"
+#include "cuda/pipeline/quantize_rows.hpp"
+#include "formats/registry.hpp"
+
+namespace strata::cuda::fused_wmma {
+namespace {
+
+void say_once(std::atomic<bool>& said, const std::string& message) {
+  if (!said.exchange(true)) std::fprintf(stderr, "strata-moe: %s\n", message.c_str());
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* set = std::getenv(name);
+  return set != nullptr && std::strcmp(set, value) == 0;
+}
+
+}  // namespace
+
+bool wmma_requested() {
+  return env_is("STRATA_PF_FUSED_WMMA", "1");
+}
+
+bool wmma_supports(const MoeLayerWeights& layer) {
+  const bool gate_up = layer.gate.type == layer.up.type &&
+                       visit_format<WmmaGateUpFormats>(layer.gate.type, [](auto) {});
+  const bool down = visit_format<WmmaDownFormats>(layer.down.type, [](auto) {});
+  return gate_up && down && layer.d % 32 == 0 && layer.f % 32 == 0;
+}
+
+bool use_wmma(Arm requested, const MoeLayerWeights& layer) {
+  if (requested != Arm::kFused || !wmma_requested()) return false;
+  static std::atomic<bool> said_native{false}, said_formats{false};
+  if (env_is("STRATA_PF_FUSED_NATIVE", "0")) {
+    say_once(
+        said_native,
+        "STRATA_PF_FUSED_NATIVE=0: layers in native GGUF blocks do not run on the fused-wmma arm");
+    return false;
+  }
+  if (!wmma_supports(layer)) {
+    say_once(said_formats, "the CUDA fused-wmma arm does not carry gate " +
+                               std::string(ggml_type_name(layer.gate.type)) + " / up " +
+                               std::string(ggml_type_name(layer.up.type)) + " / down " +
+                               std::string(ggml_type_name(layer.down.type)) + " ('" +
+                               layer.gate.name + "'); such layers run on another arm");
+    return false;
+  }
+  return true;
+}
+
+void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
+                  const DeviceGroupingTables& grouping, int64_t n_pairs,
+                  DeviceBuffer<int32_t>& tile_offsets, const ProductOutputs& out,
+                  cudaStream_t stream) {
+  require(wmma_supports(layer), Status::kInternal,
+          "fused-wmma: layer not covered (use_wmma was not asked)");
+  if (n_pairs == 0) return;
+  tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
+  launch_tile_offsets(grouping.expert_offsets, layer.n_expert, chain_tile_pairs(),
+                      tile_offsets.get(), stream);
+
+  ChainArgs gu;
+  gu.weights[0] = layer.gate.data;
+  gu.weights[1] = layer.up.data;
+  gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
+  gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
+  gu.row_bytes = layer.gate.row_bytes;
+  gu.in_features = static_cast<int>(layer.d);
+  gu.out_features = static_cast<int>(layer.f);
+  gu.act_codes = x_codes;
+  gu.act_scales = x_scales;
+  gu.act_row = grouping.pair_token;
+  gu.expert_offsets = grouping.expert_offsets;
+  gu.tile_offsets = tile_offsets.get();
+  gu.n_expert = static_cast<int>(layer.n_expert);
+  gu.h_codes = out.h_codes;
+  gu.h_scales = out.h_scales;
+  gu.h_half_sums = out.h_half_sums;
+  gu.h_out = out.h;
+  gu.gate_out = out.gate;
+  gu.up_out = out.up;
+  const bool gate_up_found = visit_format<WmmaGateUpFormats>(layer.gate.type, [&](auto tag) {
+    launch_chain<typename decltype(tag)::Format, GateUpOp>(gu, stream);
+  });
+  require(gate_up_found, Status::kInternal,
+          "fused-wmma gate/up: format lost between selection and launch");
+
+  ChainArgs dn;
+  dn.weights[0] = layer.down.data;
+  dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
+  dn.row_bytes = layer.down.row_bytes;
+  dn.in_features = static_cast<int>(layer.f);
+  dn.out_features = static_cast<int>(layer.d);
+  dn.act_codes = out.h_codes;
+  dn.act_scales = out.h_scales;
+  dn.act_row = nullptr;  // h rows are already in sorted-pair order
+  dn.expert_offsets = grouping.expert_offsets;
+  dn.tile_offsets = tile_offsets.get();
+  dn.n_expert = static_cast<int>(layer.n_expert);
+  dn.rows_out = out.down;
+  const bool down_found = visit_format<WmmaDownFormats>(layer.down.type, [&](auto tag) {
+    launch_chain<typename decltype(tag)::Format, DownOp>(dn, stream);
+  });
+  require(down_found, Status::kInternal,
+          "fused-wmma down: format lost between selection and launch");
+}
+
+void run_layer_wmma(const MoeLayerWeights& layer, const float* x, const int32_t* ids,
+                    const float* weights, int64_t n_tokens, int k, WmmaLayerWorkspace& ws,
+                    cudaStream_t stream, float* y) {
+  validate_layer(layer);
+  require(wmma_supports(layer), Status::kUnsupported,
+          "tensor '" + layer.gate.name + "': formats not carried by the CUDA fused-wmma arm");
+  require(n_tokens >= 0 && k >= 1 && k <= layer.n_expert, Status::kInvalidArgument,
+          "n_tokens, k: out of range");
+  require(n_tokens * k < (int64_t{1} << 31), Status::kInvalidArgument,
+          "n_tokens * k: must fit in int32");
+  if (n_tokens == 0) return;
+  const auto T = static_cast<size_t>(n_tokens), d = static_cast<size_t>(layer.d),
+             f = static_cast<size_t>(layer.f);
+  const size_t P = T * static_cast<size_t>(k);
+  ws.x_codes.reserve(T * d);
+  ws.x_scales.reserve(T * d / 32);
+  ws.x_half_sums.reserve(T * d / 16);
+  ws.h_codes.reserve(P * f);
+  ws.h_scales.reserve(P * f / 32);
+  ws.h_half_sums.reserve(P * f / 16);
+  ws.down.reserve(P * d);
+  if (ws.keep_intermediates) {
+    ws.gate.reserve(P * f);
+    ws.up.reserve(P * f);
+    ws.h.reserve(P * f);
+  }
+  ws.grouping.reserve(static_cast<int64_t>(P), layer.n_expert);
+
+  launch_quantize_rows(x, n_tokens, layer.d, ws.x_codes.get(), ws.x_scales.get(),
+                       ws.x_half_sums.get(), stream);
+  ws.tables = launch_group_by_expert(ids, n_tokens, k, layer.n_expert, chain_tile_pairs(),
+                                     ws.grouping, stream);
+  ProductOutputs out;
+  out.h_codes = ws.h_codes.get();
+  out.h_scales = ws.h_scales.get();
+  out.h_half_sums = ws.h_half_sums.get();
+  out.down = ws.down.get();
+  if (ws.keep_intermediates) {
+    out.gate = ws.gate.get();
+    out.up = ws.up.get();
+    out.h = ws.h.get();
+  }
+  run_products(layer, ws.x_codes.get(), ws.x_scales.get(), ws.tables, static_cast<int64_t>(P),
+               ws.tile_offsets, out, stream);
+  launch_combine(ws.down.get(), ws.tables.slot_to_pair, weights, n_tokens, k, layer.d, y, stream);
+}
+
+}  // namespace strata::cuda::fused_wmma

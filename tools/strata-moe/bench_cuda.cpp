@@ -1,0 +1,206 @@
+// `strata-moe bench --backend cuda`: every weight set uploaded once, the activation pool and the
+// routings on the device, and strata::cuda::run_layer timed per phase with its CUDA events.
+#include "bench_runner.hpp"
+#include "common/error.hpp"
+
+#ifdef STRATA_MOE_HAVE_CUDA
+#include <cstdlib>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "bench/report.hpp"
+#include "cuda/backend/run_layer.hpp"
+#include "cuda/common/check.hpp"
+#include "cuda/common/device_buffer.hpp"
+#endif
+
+namespace strata::cli::benchrun {
+
+#ifdef STRATA_MOE_HAVE_CUDA
+namespace {
+
+// Bytes from a tensor's first row to the end of its last expert (a merged gate_up view spans
+// only its own rows of each expert).
+size_t tensor_span_bytes(const ExpertTensor& t) {
+  return static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
+         static_cast<size_t>(t.out_features) * t.row_bytes;
+}
+
+// One tensor's blocks on the device, 2 bytes past an allocation boundary as in a GGUF mapping.
+struct DeviceTensor {
+  cuda::DeviceBuffer<uint8_t> bytes;
+  ExpertTensor view;
+};
+
+DeviceTensor upload(const ExpertTensor& host) {
+  DeviceTensor t;
+  const size_t span = tensor_span_bytes(host);
+  t.bytes.reserve(span + 2);
+  STRATA_CUDA_CHECK(cudaMemcpy(t.bytes.get() + 2, host.data, span, cudaMemcpyHostToDevice));
+  t.view = host;
+  t.view.data = t.bytes.get() + 2;
+  return t;
+}
+
+struct DeviceLayer {
+  DeviceTensor gate, up, down;
+  MoeLayerWeights weights;
+};
+
+template <class T>
+cuda::DeviceBuffer<T> upload_vector(const std::vector<T>& host) {
+  cuda::DeviceBuffer<T> d(host.size());
+  STRATA_CUDA_CHECK(
+      cudaMemcpy(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+class CudaSession;
+
+class CudaRunner final : public bench::Runner {
+ public:
+  CudaRunner(CudaSession& session, const bench::CellSpec& cell);
+  const std::vector<bench::Unit>& units() const override { return units_; }
+  bench::UnitTime run(int slot, size_t unit) override;
+  // Runs a unit and copies its output to the host ([tokens, d]).
+  std::vector<float> run_to_host(int slot, size_t unit);
+
+ private:
+  CudaSession& session_;
+  const bench::CellSpec& cell_;
+  std::vector<bench::Unit> units_;
+};
+
+class CudaSession final : public Session {
+ public:
+  CudaSession(HostInputs& inputs, const SessionOptions& options)
+      : inputs_(inputs), options_(options) {
+    require_cuda_device();
+    cudaDeviceProp prop{};
+    STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    device_ = fmt::format("{}, {} SMs, L2 {} MB", prop.name, prop.multiProcessorCount,
+                          prop.l2CacheSize >> 20);
+    device_name_ = prop.name;
+    for (const MoeLayerWeights& host : inputs_.weight_sets) {
+      require(cuda::production_supports(host), Status::kUnsupported,
+              fmt::format("--backend cuda: the CUDA arms carry iq3_s and q2_0; this cell has gate "
+                          "{} / up {} / down {}",
+                          ggml_type_name(host.gate.type), ggml_type_name(host.up.type),
+                          ggml_type_name(host.down.type)));
+      DeviceLayer& d = layers_.emplace_back();
+      d.gate = upload(host.gate);
+      d.up = upload(host.up);
+      d.down = upload(host.down);
+      d.weights = host;
+      d.weights.gate = d.gate.view;
+      d.weights.up = d.up.view;
+      d.weights.down = d.down.view;
+    }
+    inputs_.release_host_weights_after_upload();
+    for (const synth::Routing& r : inputs_.routings) {
+      ids_.push_back(upload_vector(r.ids));
+      route_weights_.push_back(upload_vector(r.weights));
+    }
+    x_ = upload_vector(inputs_.x_pool);
+    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~CudaSession() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  std::string device() const override { return device_; }
+  double ceiling_tops() const override { return bench::ceiling_tops_for(device_name_); }
+
+  bench::RunResult run(const bench::CellSpec& cell) override {
+    y_.reserve(static_cast<size_t>(cell.chunk * cell.d));
+    CudaRunner runner(*this, cell);
+    const bench::Unit& first = runner.units().front();
+    const std::vector<float> y_a = runner.run_to_host(0, 0);
+    const std::vector<float> y_b = runner.run_to_host(1, 0);
+    const bench::AgreementCheck check = bench::check_agreement(
+        inputs_.layer_weights(first.layer), inputs_.unit_inputs(first, cell.chunk), y_a.data(),
+        y_b.data(), bench::arms_claim_bitwise(cell.arms[0].arm, cell.arms[1].arm),
+        options_.oracle_tokens, options_.threads);
+    return check_then_time(cell, runner.units(), runner, check, options_);
+  }
+
+ private:
+  friend class CudaRunner;
+
+  HostInputs& inputs_;
+  SessionOptions options_;
+  std::string device_, device_name_;
+  std::vector<DeviceLayer> layers_;
+  std::vector<cuda::DeviceBuffer<int32_t>> ids_;
+  std::vector<cuda::DeviceBuffer<float>> route_weights_;
+  cuda::DeviceBuffer<float> x_, y_;
+  cuda::Workspace workspace_;
+  cudaStream_t stream_ = nullptr;
+};
+
+CudaRunner::CudaRunner(CudaSession& session, const bench::CellSpec& cell)
+    : session_(session), cell_(cell), units_(session.inputs_.units(cell.chunk)) {}
+
+bench::UnitTime CudaRunner::run(int slot, size_t unit) {
+  const bench::Unit& u = units_[unit];
+  const HostInputs& in = session_.inputs_;
+  const size_t layer_set = static_cast<size_t>(u.layer) % session_.layers_.size();
+  const size_t routing_set = static_cast<size_t>(u.layer) % session_.ids_.size();
+  const int64_t first = u.chunk * cell_.chunk;
+  cuda::DeviceInputs d;
+  d.x = session_.x_.get() + in.x_row(u.layer, u.chunk, cell_.chunk, u.tokens) * cell_.d;
+  d.ids = session_.ids_[routing_set].get() + first * cell_.k;
+  d.weights = session_.route_weights_[routing_set].get() + first * cell_.k;
+  d.n_tokens = u.tokens;
+  d.k = cell_.k;
+  cuda::PhaseTimes times;
+  const bench::ArmChoice& arm = cell_.arms[static_cast<size_t>(slot)];
+  // The fused-wmma arm is chosen inside the fused path by the same switch a user sets.
+  setenv("STRATA_PF_FUSED_WMMA", arm.wmma ? "1" : "0", 1);
+  // NOTE: with `times` run_layer waits for its last event, so units never overlap on the device.
+  cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm,
+                  session_.workspace_, session_.stream_, session_.y_.get(), &times);
+  bench::UnitTime t;
+  t.total_us = times.total_us;
+  t.phase_us = {times.quantize_us, times.group_us, times.gate_up_us,
+                times.swiglu_us,   times.down_us,  times.combine_us};
+  t.has_phases = true;
+  return t;
+}
+
+std::vector<float> CudaRunner::run_to_host(int slot, size_t unit) {
+  run(slot, unit);
+  std::vector<float> y(static_cast<size_t>(units_[unit].tokens * cell_.d));
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(y.data(), session_.y_.get(), y.size() * sizeof(float),
+                                    cudaMemcpyDeviceToHost, session_.stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(session_.stream_));
+  return y;
+}
+
+}  // namespace
+
+void require_cuda_device() {
+  int count = 0;
+  require(cudaGetDeviceCount(&count) == cudaSuccess && count > 0, Status::kUnsupported,
+          "--backend cuda: no CUDA device is visible");
+}
+
+std::unique_ptr<Session> make_cuda_session(HostInputs& inputs, const SessionOptions& options) {
+  return std::make_unique<CudaSession>(inputs, options);
+}
+
+#else
+
+void require_cuda_device() {
+  fail(Status::kUnsupported,
+       "--backend cuda: strata-moe was built without CUDA (configure with -DSTRATA_MOE_CUDA=ON)");
+}
+
+std::unique_ptr<Session> make_cuda_session(HostInputs&, const SessionOptions&) {
+  require_cuda_device();
+  return nullptr;
+}
+
+#endif
+
+}  // namespace strata::cli::benchrun

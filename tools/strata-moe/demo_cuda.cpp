@@ -1,0 +1,160 @@
+#include "demo_cuda.hpp"
+
+#include "bench_runner.hpp"
+#include "common/error.hpp"
+
+#ifdef STRATA_MOE_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+#include "cuda/backend/run_layer.hpp"
+#include "cuda/common/check.hpp"
+#include "cuda/common/device_buffer.hpp"
+#endif
+
+namespace strata::cli::demo {
+
+#ifdef STRATA_MOE_HAVE_CUDA
+namespace {
+
+constexpr const char* kWmmaEnv = "STRATA_PF_FUSED_WMMA";
+
+// One tensor's blocks on the device, 2 bytes past an allocation boundary as in a GGUF mapping.
+struct DeviceTensor {
+  cuda::DeviceBuffer<uint8_t> bytes;
+  ExpertTensor view;
+
+  explicit DeviceTensor(const ExpertTensor& host) : view(host) {
+    const size_t span = static_cast<size_t>(host.n_expert - 1) * host.expert_stride_bytes +
+                        static_cast<size_t>(host.out_features) * host.row_bytes;
+    bytes.reserve(span + 2);
+    STRATA_CUDA_CHECK(cudaMemcpy(bytes.get() + 2, host.data, span, cudaMemcpyHostToDevice));
+    view.data = bytes.get() + 2;
+  }
+};
+
+template <class T>
+cuda::DeviceBuffer<T> upload(const T* host, size_t count) {
+  cuda::DeviceBuffer<T> d(count);
+  STRATA_CUDA_CHECK(cudaMemcpy(d.get(), host, count * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// A stream and two events, released on every path.
+struct Timer {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+
+  Timer() {
+    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    STRATA_CUDA_CHECK(cudaEventCreate(&start));
+    STRATA_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  ~Timer() {
+    if (stop != nullptr) cudaEventDestroy(stop);
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
+
+// Restores the caller's STRATA_PF_FUSED_WMMA when the arms are done (or one throws).
+class WmmaEnvGuard {
+ public:
+  WmmaEnvGuard() {
+    if (const char* v = std::getenv(kWmmaEnv)) saved_ = v;
+  }
+  WmmaEnvGuard(const WmmaEnvGuard&) = delete;
+  WmmaEnvGuard& operator=(const WmmaEnvGuard&) = delete;
+  ~WmmaEnvGuard() { set(saved_ ? saved_->c_str() : nullptr); }
+
+  static void set(const char* value) {
+    if (value != nullptr)
+      setenv(kWmmaEnv, value, 1);
+    else
+      unsetenv(kWmmaEnv);
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+}  // namespace
+
+DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in,
+                         int timed_runs) {
+  benchrun::require_cuda_device();
+  require(timed_runs >= 1, Status::kInvalidArgument, "timed_runs: must be >= 1");
+  validate_layer(host_weights);
+  DeviceRuns out;
+  cudaDeviceProp prop{};
+  STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  out.device = prop.name;
+
+  const DeviceTensor gate(host_weights.gate), up(host_weights.up), down(host_weights.down);
+  MoeLayerWeights layer = host_weights;
+  layer.gate = gate.view;
+  layer.up = up.view;
+  layer.down = down.view;
+
+  const auto T = static_cast<size_t>(in.n_tokens), k = static_cast<size_t>(in.k),
+             d = static_cast<size_t>(layer.d);
+  const cuda::DeviceBuffer<float> x = upload(in.x, T * d);
+  const cuda::DeviceBuffer<int32_t> ids = upload(in.ids, T * k);
+  const cuda::DeviceBuffer<float> weights = upload(in.weights, T * k);
+  cuda::DeviceBuffer<float> y(T * d);
+  const cuda::DeviceInputs device_in{x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
+
+  struct ArmChoice {
+    const char* name;
+    Arm arm;
+    const char* wmma_env;  // value of STRATA_PF_FUSED_WMMA for the call, null: unset
+  };
+  const ArmChoice choices[] = {{"production", Arm::kProduction, nullptr},
+                               {"fused", Arm::kFused, nullptr},
+                               {"fused-wmma", Arm::kFused, "1"}};
+  Timer timer;
+  cuda::Workspace workspace;
+  const WmmaEnvGuard env_guard;
+  for (const ArmChoice& choice : choices) {
+    WmmaEnvGuard::set(choice.wmma_env);
+    // NaN bits first, so an arm that leaves rows unwritten cannot pass as equal to the previous one.
+    STRATA_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xFF, T * d * sizeof(float), timer.stream));
+    // Warm-up: grows the workspace (cudaMalloc) and loads the kernels outside the timed runs.
+    cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get());
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+    std::vector<float> ms(static_cast<size_t>(timed_runs));
+    for (float& t : ms) {
+      STRATA_CUDA_CHECK(cudaEventRecord(timer.start, timer.stream));
+      cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get());
+      STRATA_CUDA_CHECK(cudaEventRecord(timer.stop, timer.stream));
+      STRATA_CUDA_CHECK(cudaEventSynchronize(timer.stop));
+      STRATA_CUDA_CHECK(cudaEventElapsedTime(&t, timer.start, timer.stop));
+    }
+    std::sort(ms.begin(), ms.end());
+    const size_t mid = ms.size() / 2;
+    DeviceArmRun& run = out.arms.emplace_back();
+    run.name = choice.name;
+    run.median_ms = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (double{ms[mid - 1]} + double{ms[mid]});
+    run.y.resize(T * d);
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(run.y.data(), y.get(), T * d * sizeof(float),
+                                      cudaMemcpyDeviceToHost, timer.stream));
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+  }
+  return out;
+}
+
+#else
+
+DeviceRuns run_cuda_arms(const MoeLayerWeights&, const LayerInputs&, int) {
+  benchrun::require_cuda_device();
+  return {};
+}
+
+#endif
+
+}  // namespace strata::cli::demo

@@ -1,0 +1,29 @@
+// The CUDA half of `strata-moe demo`: the layer and the inputs uploaded once, then each CUDA arm
+// run through strata::cuda::run_layer and timed on the device (CUDA events around the call).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pipeline/layer.hpp"
+#include "reference/oracle.hpp"
+
+namespace strata::cli::demo {
+
+struct DeviceArmRun {
+  std::string name;      // "production", "fused", "fused-wmma"
+  double median_ms = 0;  // device time of one layer, median of the timed runs
+  std::vector<float> y;  // [T, d] output of the arm's last run, copied to the host
+};
+
+struct DeviceRuns {
+  std::string device;  // name of device 0
+  std::vector<DeviceArmRun> arms;
+};
+
+// Production, fused (STRATA_PF_FUSED_WMMA unset for the call) and fused-wmma
+// (STRATA_PF_FUSED_WMMA=1 for the call; the caller's value is restored afterwards): one warm-up
+// run each, then `timed_runs` timed runs. Throws kUnsupported in a build without CUDA or on a
+// machine without a visible device.
+DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs);
+
+}  // namespace strata::cli::demo
