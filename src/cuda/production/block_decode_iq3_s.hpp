@@ -32,35 +32,6 @@ struct BlockDecoder<Iq3S> {
     return raw;
   }
 
-  // Staged layout of one row's 128-value stage (half h = stage % 2 of block stage / 2), in 32-bit
-  // words: 0..7 qs[32h..32h+31], 8 qh[4h..4h+3], 9..12 signs[16h..16h+15], 13 scales[2h..2h+1] | d << 16.
-  static constexpr int kStageValues = 128;
-  static constexpr int kStageWords = 14;      // loaded per row and stage
-  static constexpr int kStageRowWords = 14;   // shared-memory row stride (even: 8-byte qs loads)
-
-  // Byte offsets within the row of the low and high 16-bit halves of staged word w.
-  STRATA_HD_INLINE static void stage_word_source(int stage, int w, int& lo, int& hi) {
-    const int base = Iq3S::kBlockBytes * (stage >> 1), h = stage & 1;
-    if (w < 8) lo = base + Iq3S::kQsOffset + 32 * h + 4 * w;
-    else if (w == 8) lo = base + Iq3S::kQhOffset + 4 * h;
-    else if (w < 13) lo = base + Iq3S::kSignsOffset + 16 * h + 4 * (w - 9);
-    else lo = base + Iq3S::kScalesOffset + 2 * h;
-    hi = (w == 13) ? base : lo + 2;
-  }
-
-  // The Raw of sub-block s (0..3) of a staged stage row; the same registers load_raw gives.
-  STRATA_HD_INLINE static Raw raw_from_stage(const uint32_t* words, int s) {
-    Raw raw;
-    raw.qs[0] = words[2 * s];
-    raw.qs[1] = words[2 * s + 1];
-    raw.signs = words[9 + s];
-    const uint32_t qh = (words[8] >> (8 * s)) & 0xFFu;
-    const uint32_t tail = words[13];
-    const uint32_t scale_nibble = (tail >> (4 * s)) & 0xFu;
-    raw.meta = (tail >> 16) | (qh << 16) | (scale_nibble << 24);
-    return raw;
-  }
-
   STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t* grid /*[512]*/, uint32_t (&words)[8],
                                       float& scale) {
     // Same two fp32 factors and product as Iq3S::decode_sub.

@@ -25,33 +25,6 @@ struct BlockDecoder<Q2_0> {
     return raw;
   }
 
-  // Staged layout of one row's 128-value stage (blocks 2 * stage and 2 * stage + 1), in 32-bit
-  // words: 0..3 codes of the first block, 4..7 of the second, 8 d of the first | d of the second << 16.
-  static constexpr int kStageValues = 128;
-  static constexpr int kStageWords = 9;       // loaded per row and stage
-  static constexpr int kStageRowWords = 10;   // shared-memory row stride (even: 8-byte code loads)
-
-  // Byte offsets within the row of the low and high 16-bit halves of staged word w.
-  STRATA_HD_INLINE static void stage_word_source(int stage, int w, int& lo, int& hi) {
-    const int base = 2 * Q2_0::kBlockBytes * stage;
-    if (w < 8) {
-      lo = base + Q2_0::kBlockBytes * (w / 4) + 2 + 4 * (w % 4);
-      hi = lo + 2;
-    } else {
-      lo = base;
-      hi = base + Q2_0::kBlockBytes;
-    }
-  }
-
-  // The Raw of sub-block s (0..3) of a staged stage row; the same registers load_raw gives.
-  STRATA_HD_INLINE static Raw raw_from_stage(const uint32_t* words, int s) {
-    Raw raw;
-    raw.codes[0] = words[2 * s];
-    raw.codes[1] = words[2 * s + 1];
-    raw.d = (words[8] >> (16 * (s / 2))) & 0xFFFFu;
-    return raw;
-  }
-
   STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t*, uint32_t (&words)[8], float& scale) {
     scale = fp16_bits_to_float(static_cast<uint16_t>(raw.d));
 #if STRATA_DEVICE_PASS

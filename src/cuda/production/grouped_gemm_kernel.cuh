@@ -2,13 +2,11 @@
 //
 // A persistent grid walks the work items (row tile of an expert's pairs x column block of weight
 // rows x operand), built on the device by the grouping step, so the host never learns the
-// per-expert counts. Per item, K is walked in double-buffered stages, software-pipelined: the raw
-// weight bytes of stage + 2 are loaded into registers by coalesced 16-bit loads (consecutive
-// threads, consecutive words of one row's stage bytes; BlockDecoder::stage_word_source) and the
-// activation codes and scales of stage + 1 copied with cp.async before the current stage is
-// multiplied; after it, stage + 1 is decoded from its raw shared copy into the other int8 buffer
-// and the stage + 2 registers are stored as the next raw copy. Every 32-wide k slice is one
-// mma.sync m16n8k32 per fragment (the exact int32 dot), folded into fp32 strictly in slice order.
+// per-expert counts. Per item, K is walked in double-buffered stages, software-pipelined: the
+// next stage's weight bytes are loaded into registers (BlockDecoder::load_raw) and its activation
+// codes and scales copied with cp.async before the current stage is multiplied; the weights are
+// decoded into the other shared buffer after it. Every 32-wide k slice is one mma.sync m16n8k32
+// per fragment (the exact int32 dot), folded into fp32 strictly in slice order.
 // NOTE: no split-K and no reordering of slices: that keeps the result bitwise equal to the CPU arms.
 #pragma once
 #include <cuda_runtime.h>
@@ -46,7 +44,6 @@ struct GemmShared {
   alignas(16) int8_t acts[2][Tile::kPairs][Tile::kRowStrideBytes];          // [stage][pair][k] int8
   alignas(16) float weight_scale[2][Tile::kStageSubs][Tile::kWeightRows];   // [stage][sub][row]
   alignas(16) float act_scale[2][Tile::kStageSubs][Tile::kPairs];           // [stage][sub][pair]
-  alignas(16) uint32_t raw[2][Tile::kWeightRows][BlockDecoder<F>::kStageRowWords];  // [stage][row] raw words
   int32_t act_row[Tile::kPairs];                                            // activation row per pair
   uint32_t table[BlockDecoder<F>::kTableWords];                             // the format's decode table
 };
@@ -68,11 +65,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   static_assert(!F::kSplitScales, "one int32 dot per 32-wide slice needs one scale per slice");
   static_assert(!F::kHasOffset, "offset formats need the activation half sums folded in; none is carried");
   static_assert(32 * 127 * Decoder::kMaxAbsCode < (1 << 22), "the slice dot must fit the exact bias trick");
-  static_assert(Decoder::kStageValues == Tile::kStageValues, "the staged raw layout covers one stage");
-  // Raw stage loads: thread tid copies word tid % kStageWords of rows tid / kStageWords + i * kRawRowsPerPass.
-  constexpr int kRawRowsPerPass = Tile::kThreads / Decoder::kStageWords;
-  constexpr int kRawTasks = (Tile::kWeightRows + kRawRowsPerPass - 1) / kRawRowsPerPass;  // per thread
-  static_assert(kRawRowsPerPass >= 1, "one row's stage words per pass at least");
+  constexpr int kSubsPerBlock = F::kBlockValues / 32;
   extern __shared__ __align__(16) unsigned char gemm_shared_bytes[];
   GemmShared<F, Tile>& sm = *reinterpret_cast<GemmShared<F, Tile>*>(gemm_shared_bytes);
 
@@ -114,45 +107,30 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     __syncthreads();
 
     // ---- stage producers ------------------------------------------------------------------
-    const int raw_word = tid % Decoder::kStageWords;
-    const int raw_row0 = tid / Decoder::kStageWords;  // >= kRawRowsPerPass: idle in the raw copies
-    const int row_data_bytes = (K / F::kBlockValues) * F::kBlockBytes;
-    uint32_t staged[kRawTasks];
-    auto load_raw_stage = [&](int stage) {
-      int lo, hi;
-      Decoder::stage_word_source(stage, raw_word, lo, hi);
-      const bool lo_valid = lo < row_data_bytes, hi_valid = hi < row_data_bytes;
-      const uint8_t* row = expert_weights + static_cast<size_t>(row_begin + raw_row0) * op.row_bytes;
-      const size_t pass_bytes = static_cast<size_t>(kRawRowsPerPass) * op.row_bytes;
-#pragma unroll
-      for (int i = 0; i < kRawTasks; ++i) {
-        const int r = raw_row0 + i * kRawRowsPerPass;
-        uint32_t v = 0;
-        if (raw_row0 < kRawRowsPerPass && r < row_count) {
-          if (lo_valid) v = load_u16_aligned(row + lo);
-          if (hi_valid) v |= load_u16_aligned(row + hi) << 16;
-        }
-        staged[i] = v;
-        row += pass_bytes;
-      }
-    };
-    auto store_raw_stage = [&](int slot) {
-#pragma unroll
-      for (int i = 0; i < kRawTasks; ++i) {
-        const int r = raw_row0 + i * kRawRowsPerPass;
-        if (raw_row0 < kRawRowsPerPass && r < Tile::kWeightRows) sm.raw[slot][r][raw_word] = staged[i];
-      }
-    };
     // Task t of this thread: sub-block s of weight row r, t = tid + i * kThreads.
-    auto decode_stage = [&](int stage, int buf) {
+    typename Decoder::Raw raw[Tile::kDecodeTasks];
+    bool raw_valid[Tile::kDecodeTasks];
+    auto load_weights = [&](int stage) {
+#pragma unroll
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+        const int task = tid + i * Tile::kThreads;
+        const int r = task / Tile::kStageSubs, sub = stage * Tile::kStageSubs + task % Tile::kStageSubs;
+        raw_valid[i] = r < row_count && sub < n_subs;
+        if (raw_valid[i]) {
+          const uint8_t* block = expert_weights + static_cast<size_t>(row_begin + r) * op.row_bytes +
+                                 static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes;
+          raw[i] = Decoder::load_raw(block, sub % kSubsPerBlock);
+        }
+      }
+    };
+    auto store_weights = [&](int buf) {
 #pragma unroll
       for (int i = 0; i < Tile::kDecodeTasks; ++i) {
         const int task = tid + i * Tile::kThreads;
         const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
         uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         float scale = 0.0f;
-        if (r < row_count && stage * Tile::kStageSubs + s < n_subs)
-          Decoder::decode(Decoder::raw_from_stage(sm.raw[buf][r], s), sm.table, w, scale);
+        if (raw_valid[i]) Decoder::decode(raw[i], sm.table, w, scale);
         uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * s]);
         dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
         dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
@@ -190,22 +168,18 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
         for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
 
-    // Raw stage j lives in raw[j & 1] from the barrier before decode_stage(j) reads it.
-    load_raw_stage(0);
-    store_raw_stage(0);
-    if (n_stages > 1) load_raw_stage(1);
+    load_weights(0);
     copy_acts(0, 0);
-    __syncthreads();
-    decode_stage(0, 0);
-    if (n_stages > 1) store_raw_stage(1);
+    store_weights(0);
     cp_async_wait_all();
     __syncthreads();
     for (int stage = 0; stage < n_stages; ++stage) {
       const int buf = stage & 1;
       const bool has_next = stage + 1 < n_stages;
-      const bool has_next2 = stage + 2 < n_stages;
-      if (has_next2) load_raw_stage(stage + 2);  // in flight while this stage is multiplied
-      if (has_next) copy_acts(stage + 1, buf ^ 1);
+      if (has_next) {  // in flight while this stage is multiplied
+        load_weights(stage + 1);
+        copy_acts(stage + 1, buf ^ 1);
+      }
 
       // ---- multiply the stage's slices, folding each in order -----------------------------
       // NOTE: not unrolled: hoisting the next slices' fragment loads costs more registers than it hides.
@@ -244,8 +218,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           }
         }
       }
-      if (has_next) decode_stage(stage + 1, buf ^ 1);  // raw[buf ^ 1] -> weights[buf ^ 1]
-      if (has_next2) store_raw_stage(buf);              // raw[buf] last read by decode_stage(stage)
+      if (has_next) store_weights(buf ^ 1);
       cp_async_wait_all();
       __syncthreads();  // stage `buf` fully read; stage buf ^ 1 fully written
     }
