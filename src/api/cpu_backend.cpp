@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/backend.hpp"
+#include "common/env.hpp"
 #include "common/error.hpp"
 
 namespace strata {
@@ -37,8 +38,7 @@ std::unique_ptr<LayerBackend> make_host_memory_backend(std::string_view backend,
 }
 
 Arm arm_from_env() {
-  const char* fused = std::getenv("STRATA_PF_FUSED");
-  return fused != nullptr && std::strcmp(fused, "1") == 0 ? Arm::kFused : Arm::kProduction;
+  return env_equals("STRATA_PF_FUSED", "1") ? Arm::kFused : Arm::kProduction;
 }
 
 }  // namespace strata

@@ -1,11 +1,9 @@
 #include "cuda/fused/fused_arm.hpp"
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "common/env.hpp"
 #include "common/error.hpp"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"
@@ -23,23 +21,14 @@ bool down_carried(GgmlType type) {
   return visit_format<production::ProductionFormats>(type, [](auto) {});
 }
 
-// Prints `message` on stderr the first time `said` is raised in this process.
-void say_once(std::atomic<bool>& said, const std::string& message) {
-  if (!said.exchange(true)) std::fprintf(stderr, "strata-moe: %s\n", message.c_str());
-}
-
 // STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
 FusedTileKind tile_for_run(double mean_pairs) {
-  const char* value = std::getenv("STRATA_PF_FUSED_TILE");
-  if (value != nullptr && std::strcmp(value, "small") == 0) return FusedTileKind::kSmall;
-  if (value != nullptr && std::strcmp(value, "large") == 0) return FusedTileKind::kLarge;
+  if (env_equals("STRATA_PF_FUSED_TILE", "small")) return FusedTileKind::kSmall;
+  if (env_equals("STRATA_PF_FUSED_TILE", "large")) return FusedTileKind::kLarge;
   return fused_tile_for(mean_pairs);
 }
 
-bool native_layers_allowed() {
-  const char* value = std::getenv("STRATA_PF_FUSED_NATIVE");
-  return value == nullptr || std::strcmp(value, "0") != 0;
-}
+bool native_layers_allowed() { return !env_equals("STRATA_PF_FUSED_NATIVE", "0"); }
 
 }  // namespace
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "cuda/common/check.hpp"
-#include "cuda/fused/cp_async.cuh"
+#include "cuda/common/ptx.cuh"
 #include "cuda/fused/decode_words.cuh"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"

@@ -1,11 +1,9 @@
 #include "cuda/fused_wmma/wmma_arm.hpp"
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "common/env.hpp"
 #include "common/error.hpp"
 #include "cuda/fused_wmma/chain_ops.hpp"
 #include "cuda/fused_wmma/launch_chain.hpp"
@@ -14,21 +12,9 @@
 #include "formats/registry.hpp"
 
 namespace strata::cuda::fused_wmma {
-namespace {
-
-void say_once(std::atomic<bool>& said, const std::string& message) {
-  if (!said.exchange(true)) std::fprintf(stderr, "strata-moe: %s\n", message.c_str());
-}
-
-bool env_is(const char* name, const char* value) {
-  const char* set = std::getenv(name);
-  return set != nullptr && std::strcmp(set, value) == 0;
-}
-
-}  // namespace
 
 bool wmma_requested() {
-  return env_is("STRATA_PF_FUSED_WMMA", "1");
+  return env_equals("STRATA_PF_FUSED_WMMA", "1");
 }
 
 bool wmma_supports(const MoeLayerWeights& layer) {
@@ -41,7 +27,7 @@ bool wmma_supports(const MoeLayerWeights& layer) {
 bool use_wmma(Arm requested, const MoeLayerWeights& layer) {
   if (requested != Arm::kFused || !wmma_requested()) return false;
   static std::atomic<bool> said_native{false}, said_formats{false};
-  if (env_is("STRATA_PF_FUSED_NATIVE", "0")) {
+  if (env_equals("STRATA_PF_FUSED_NATIVE", "0")) {
     say_once(
         said_native,
         "STRATA_PF_FUSED_NATIVE=0: layers in native GGUF blocks do not run on the fused-wmma arm");

@@ -1,5 +1,6 @@
 #include "cuda/common/check.hpp"
 #include "cuda/pipeline/quantize_rows.hpp"
+#include "cuda/pipeline/quantize_store.cuh"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda {
@@ -23,24 +24,7 @@ __global__ void quantize_rows_kernel(const float* __restrict__ x,  // [rows, col
     values[4 * i + 2] = v.z;
     values[4 * i + 3] = v.w;
   }
-  int8_t q[32];
-  float scale;
-  int32_t sums[2];
-  quantize_block32(values, q, &scale, sums);
-  uint32_t words[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    words[i] = static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i])) |
-               (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 1])) << 8) |
-               (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 2])) << 16) |
-               (static_cast<uint32_t>(static_cast<uint8_t>(q[4 * i + 3])) << 24);
-  }
-  uint4* dst = reinterpret_cast<uint4*>(codes + block * 32);
-  dst[0] = make_uint4(words[0], words[1], words[2], words[3]);
-  dst[1] = make_uint4(words[4], words[5], words[6], words[7]);
-  scales[block] = scale;
-  half_sums[2 * block] = sums[0];
-  half_sums[2 * block + 1] = sums[1];
+  quantize_and_store_block32(values, block, codes, scales, half_sums);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "cuda/mma/mma_m16n8k32.cuh"
 #include "cuda/production/block_decode.hpp"
 #include "cuda/production/grouped_gemm.hpp"
-#include "cuda/production/ptx.cuh"
+#include "cuda/common/ptx.cuh"
 #include "cuda/production/tile_config.hpp"
 #include "formats/format.hpp"
 #include "pipeline/arith.hpp"

@@ -1,18 +1,15 @@
 #include "cuda/production/heuristics.hpp"
 
-#include <cstdlib>
-#include <cstring>
-
+#include "common/env.hpp"
 #include "cuda/production/tile_config.hpp"
 
 namespace strata::cuda::production {
 
 TileKind choose_tile(int64_t n_pairs, int64_t n_expert) {
-  if (const char* forced = std::getenv("STRATA_PROD_TILE")) {
-    if (std::strcmp(forced, "small") == 0) return TileKind::kSmall;
-    if (std::strcmp(forced, "large") == 0) return TileKind::kLarge;
-    if (std::strcmp(forced, "wide") == 0) return TileKind::kWide;
-  }
+  // STRATA_PROD_TILE=small|large|wide forces a tile (side-by-side timing): speed only.
+  if (env_equals("STRATA_PROD_TILE", "small")) return TileKind::kSmall;
+  if (env_equals("STRATA_PROD_TILE", "large")) return TileKind::kLarge;
+  if (env_equals("STRATA_PROD_TILE", "wide")) return TileKind::kWide;
   const double mean_pairs = static_cast<double>(n_pairs) / static_cast<double>(n_expert > 0 ? n_expert : 1);
   if (mean_pairs < kSmallTileMeanPairs) return TileKind::kSmall;
   if (mean_pairs < kWideTileMeanPairs) return TileKind::kLarge;
