@@ -7,22 +7,8 @@ bin=$1
 plot=$(cd "$(dirname "$0")/../.." && pwd)/scripts/plot-bench.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# expect_status STATUS NEEDLE CMD...: runs CMD, checks its exit status and that stderr contains NEEDLE.
-expect_status() {
-  local want=$1 needle=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  [[ $got == "$want" ]] || fail "'$*' exited $got, expected $want (stderr: $(cat "$tmp/err"))"
-  grep -qF -- "$needle" "$tmp/err" || fail "'$*': stderr lacks '$needle': $(cat "$tmp/err")"
-}
+# shellcheck source=lib/common.bash
+source "$(dirname "$0")/lib/common.bash"
 
 seed=$(( (RANDOM << 15) | RANDOM ))
 echo "seed $seed"

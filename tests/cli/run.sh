@@ -6,18 +6,15 @@ BIN="$1"
 DATA="$2/vectors/moe"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+tmp="$TMP"
+# shellcheck source=lib/common.bash
+source "$(dirname "$0")/lib/common.bash"
 
 # expect_error <exit status> <text the message must contain> <args...>
 expect_error() {
   local want_rc="$1" want_text="$2"
   shift 2
-  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  [ "$rc" -eq "$want_rc" ] || fail "$* -> exit $rc, expected $want_rc ($(cat "$TMP/err"))"
-  grep -qF -- "$want_text" "$TMP/err" || fail "$* -> message '$(cat "$TMP/err")' does not name '$want_text'"
+  expect_status "$want_rc" "$want_text" "$BIN" "$@"
 }
 
 # Small .npy files for the bad-input cases (numpy-free: header + raw little-endian data).
