@@ -17,6 +17,7 @@
 #include "moe_check.hpp"
 #include "reference/oracle.hpp"
 #include "synth/synth.hpp"
+#include "synthetic_case.hpp"
 #include "test_support.hpp"
 
 namespace strata {
@@ -80,17 +81,10 @@ TEST_P(CudaProductionLayer, BitwiseEqualToCpuProductionArm) {
   const LayerCase c = GetParam();
   const uint64_t seed = test::fresh_seed(c.name);
   SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
-  synth::LayerSpec spec;
-  spec.d = c.d;
-  spec.f = c.f;
-  spec.n_expert = c.n_expert;
-  spec.seed = seed;
-  const synth::SyntheticLayer host = synth::make_layer(spec);
-  const synth::Routing r = c.routing == 0   ? synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1)
-                           : c.routing == 1 ? synth::uniform_routing(c.n_tokens, c.n_expert, c.k, seed + 1)
-                                            : synth::single_expert_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
-  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+  const test::SyntheticCase sc = test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens,
+                                                           static_cast<test::CaseRouting>(c.routing), seed);
+  const synth::SyntheticLayer& host = sc.layer;
+  const LayerInputs in = sc.inputs();
 
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
@@ -135,15 +129,10 @@ TEST_P(CudaProductionDeterminism, DeterministicOverLaunchesAndStreams) {
   const LayerCase c = GetParam();
   const uint64_t seed = test::fresh_seed(c.name);
   SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
-  synth::LayerSpec spec;
-  spec.d = c.d;
-  spec.f = c.f;
-  spec.n_expert = c.n_expert;
-  spec.seed = seed;
-  const synth::SyntheticLayer host = synth::make_layer(spec);
-  const synth::Routing r = synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
-  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+  const test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, test::CaseRouting::kSkewed, seed);
+  const synth::SyntheticLayer& host = sc.layer;
+  const LayerInputs in = sc.inputs();
   test::DeviceLayerCopy dev = test::upload_layer(host.weights);
   DeviceRun run(in, c.d);
   cuda::Workspace ws;

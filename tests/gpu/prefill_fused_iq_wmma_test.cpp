@@ -26,6 +26,7 @@
 #include "formats/q2_0.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
+#include "synthetic_case.hpp"
 #include "moe_check.hpp"
 #include "reference/oracle.hpp"
 #include "synth/synth.hpp"
@@ -144,17 +145,13 @@ TEST_P(WmmaLayer, GateUpChainWithinOracleAndBitwiseEqualToProduction) {
   const WmmaCase c = GetParam();
   const uint64_t seed = test::fresh_seed(std::string("wmma_") + c.name);
   SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
-  synth::LayerSpec spec;
-  spec.d = c.d;
-  spec.f = c.f;
-  spec.n_expert = c.n_expert;
-  spec.seed = seed;
-  const synth::SyntheticLayer host = synth::make_layer(spec);
+  test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, test::CaseRouting::kSkewed, seed);
+  sc.routing = routing_for(c, seed + 1);  // this fixture also has counted routings around the tile
+  const synth::SyntheticLayer& host = sc.layer;
   const test::DeviceLayerCopy dev = test::upload_layer(host.weights);
   ASSERT_TRUE(wmma::wmma_supports(dev.weights));
-  const synth::Routing r = routing_for(c, seed + 1);
-  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
-  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+  const LayerInputs in = sc.inputs();
   const int64_t P = c.n_tokens * c.k;
 
   WmmaRun run(in, c.d);
@@ -229,16 +226,10 @@ TEST_P(WmmaLayer, DoubleLaunchIsBitwiseIdenticalThreeTimes) {
   const WmmaCase c = GetParam();
   const uint64_t seed = test::fresh_seed(std::string("wmma_det_") + c.name);
   SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed));
-  synth::LayerSpec spec;
-  spec.d = c.d;
-  spec.f = c.f;
-  spec.n_expert = c.n_expert;
-  spec.seed = seed;
-  const synth::SyntheticLayer host = synth::make_layer(spec);
-  const test::DeviceLayerCopy dev = test::upload_layer(host.weights);
-  const synth::Routing r = synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-  const std::vector<float> x = synth::random_activations(c.n_tokens, c.d, seed + 2);
-  const LayerInputs in{x.data(), r.ids.data(), r.weights.data(), c.n_tokens, c.k};
+  const test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, test::CaseRouting::kSkewed, seed);
+  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
+  const LayerInputs in = sc.inputs();
   WmmaRun run(in, c.d);
   cudaStream_t stream = nullptr;
   STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

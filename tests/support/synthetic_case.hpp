@@ -1,0 +1,30 @@
+// One seeded synthetic test case: a random layer, its routing and activations (seeds s, s+1, s+2).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "reference/oracle.hpp"
+#include "synth/synth.hpp"
+
+namespace strata::test {
+
+enum class CaseRouting : int { kSkewed = 0, kUniform = 1, kSingleExpert = 2 };
+
+struct SyntheticCase {
+  synth::SyntheticLayer layer;
+  synth::Routing routing;
+  std::vector<float> x;  // [T, d]
+  int64_t n_tokens = 0;
+  int k = 0;
+
+  // Views into this object: valid while it lives (and is not moved).
+  LayerInputs inputs() const {
+    return LayerInputs{x.data(), routing.ids.data(), routing.weights.data(), n_tokens, k};
+  }
+};
+
+// IQ3_S gate/up, Q2_0 down (synth's defaults) at d x f x E, T tokens routed k ways.
+SyntheticCase make_synthetic_case(int64_t d, int64_t f, int64_t n_expert, int k, int64_t n_tokens,
+                                  CaseRouting routing, uint64_t seed);
+
+}  // namespace strata::test
