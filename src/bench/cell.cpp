@@ -59,11 +59,13 @@ std::vector<ArmChoice> parse_arms(std::string_view csv) {
       arms.push_back({name, Arm::kProduction});
     } else if (name == "fused") {
       arms.push_back({name, Arm::kFused});
+    } else if (name == "fused-sm80") {
+      arms.push_back({name, Arm::kFused, false, true});
     } else if (name == "fused-wmma") {
       arms.push_back({name, Arm::kFused, true});
     } else {
       fail(Status::kInvalidArgument,
-           fmt::format("--arms: unknown arm '{}' (known: production, fused, fused-wmma)", name));
+           fmt::format("--arms: unknown arm '{}' (known: production, fused, fused-sm80, fused-wmma)", name));
     }
     start = comma + 1;
   }

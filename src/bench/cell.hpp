@@ -29,9 +29,10 @@ std::string_view routing_name(RoutingKind routing);
 
 // One arm as the bench names it, and the library arm that runs it.
 struct ArmChoice {
-  std::string name;  // "production", "fused", "fused-wmma"
+  std::string name;  // "production", "fused", "fused-sm80", "fused-wmma"
   Arm arm;
   bool wmma = false;  // fused on the 16x16x16 tile primitive (CUDA: STRATA_PF_FUSED_WMMA=1)
+  bool sm80 = false;  // fused on the sm_80 kernels even on sm_90a (CUDA: STRATA_PF_FUSED_HOPPER=0)
 };
 
 // "A,B" -> two arms. Throws Error(kInvalidArgument) naming the unknown arm and the known ones.

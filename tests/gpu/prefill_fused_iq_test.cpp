@@ -21,6 +21,7 @@
 #include "cuda/decode/decode.hpp"
 #include "cuda/fused/fused_arm.hpp"
 #include "cuda/fused/gate_up_swiglu.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/synth/random_blocks.hpp"
 #include "decode_vectors.hpp"
 #include "formats/registry.hpp"
@@ -201,13 +202,29 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
     ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
     diff_forced[i] = test::count_bitwise_diffs(y_forced.data(), y_prod.data(), run.n_y);
   }
+  // On sm_90a the fused request runs the fused-hopper arm; the sm_80 fused kernels stay checked
+  // through STRATA_PF_FUSED_HOPPER=0 in the same process.
+  const bool hopper = cuda::fused_hopper::use_hopper(Arm::kFused, dev);
+  if (cuda::fused_hopper::hopper_available()) {
+    EXPECT_TRUE(hopper) << "the fused-hopper arm should cover this layer";
+  }
+  int64_t diff_sm80 = 0;
+  if (hopper) {
+    ASSERT_EQ(setenv("STRATA_PF_FUSED_HOPPER", "0", 1), 0);
+    const std::vector<float> y_sm80 = run.run(dev, Arm::kFused, fused_ws);
+    ASSERT_EQ(unsetenv("STRATA_PF_FUSED_HOPPER"), 0);
+    diff_sm80 = test::count_bitwise_diffs(y_sm80.data(), y_prod.data(), run.n_y);
+    std::printf("%s: sm_80 fused kernels (STRATA_PF_FUSED_HOPPER=0) vs production differing elements: %lld\n", c.name,
+                static_cast<long long>(diff_sm80));
+  }
   const int64_t diff_gate = test::count_bitwise_diffs(gate.data(), p_gate.data(), P * c.f);
   const int64_t diff_up = test::count_bitwise_diffs(up.data(), p_up.data(), P * c.f);
   const int64_t diff_h = test::count_bitwise_diffs(h.data(), p_h.data(), P * c.f);
   const int64_t diff_down = test::count_bitwise_diffs(down.data(), p_down.data(), P * c.d);
-  std::printf("%s: T %lld, mean %.1f pairs/expert, %s tile; fused vs production differing elements: y %lld, "
+  std::printf("%s: %s arm, T %lld, mean %.1f pairs/expert, %s tile; fused vs production differing elements: y %lld, "
               "gate %lld, up %lld, h %lld, down %lld, forced small tile %lld, forced large tile %lld; launch vs launch %lld\n",
-              c.name, static_cast<long long>(c.n_tokens), mean_pairs, small ? "small" : "large",
+              c.name, hopper ? "fused-hopper" : "fused", static_cast<long long>(c.n_tokens), mean_pairs,
+              small ? "small" : "large",
               static_cast<long long>(diff_y), static_cast<long long>(diff_gate), static_cast<long long>(diff_up),
               static_cast<long long>(diff_h), static_cast<long long>(diff_down), static_cast<long long>(diff_forced[0]),
               static_cast<long long>(diff_forced[1]), static_cast<long long>(diff_rerun));
@@ -219,6 +236,7 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
   EXPECT_LE(diff_rerun, kMaxDifferingElements);
   EXPECT_LE(diff_forced[0], kMaxDifferingElements);
   EXPECT_LE(diff_forced[1], kMaxDifferingElements);
+  EXPECT_LE(diff_sm80, kMaxDifferingElements);
   int64_t nan = 0;
   for (float v : y_fused) nan += std::isnan(v);
   for (float v : h) nan += std::isnan(v);

@@ -155,8 +155,9 @@ bench::UnitTime CudaRunner::run(int slot, size_t unit) {
   d.k = cell_.k;
   cuda::PhaseTimes times;
   const bench::ArmChoice& arm = cell_.arms[static_cast<size_t>(slot)];
-  // The fused-wmma arm is chosen inside the fused path by the same switch a user sets.
+  // fused-wmma and fused-sm80 are chosen inside the fused path by the same switches a user sets.
   setenv("STRATA_PF_FUSED_WMMA", arm.wmma ? "1" : "0", 1);
+  setenv("STRATA_PF_FUSED_HOPPER", arm.sm80 ? "0" : "1", 1);
   // NOTE: with `times` run_layer waits for its last event, so units never overlap on the device.
   cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm,
                   session_.workspace_, session_.stream_, session_.y_.get(), &times);

@@ -63,8 +63,8 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
   bench::CellSpec cell;
   cell.arms = bench::parse_arms(a.arms);
   for (const bench::ArmChoice& arm : cell.arms)
-    require(!(arm.wmma && a.backend == "cpu"), Status::kInvalidArgument,
-            "--arms: fused-wmma is a CUDA arm; the CPU backend has production and fused");
+    require(!((arm.wmma || arm.sm80) && a.backend == "cpu"), Status::kInvalidArgument,
+            "--arms: " + arm.name + " is a CUDA arm; the CPU backend has production and fused");
   cell.gate_up_type = format_arg(a.gate_up, "--gate-up");
   cell.down_type = format_arg(a.down, "--down");
   cell.routing =

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
 #endif
 
 namespace strata::cli::demo {
@@ -20,7 +22,6 @@ namespace strata::cli::demo {
 #ifdef STRATA_MOE_HAVE_CUDA
 namespace {
 
-constexpr const char* kWmmaEnv = "STRATA_PF_FUSED_WMMA";
 
 // One tensor's blocks on the device, 2 bytes past an allocation boundary as in a GGUF mapping.
 struct DeviceTensor {
@@ -62,24 +63,25 @@ struct Timer {
   }
 };
 
-// Restores the caller's STRATA_PF_FUSED_WMMA when the arms are done (or one throws).
-class WmmaEnvGuard {
+// Restores the caller's value of an environment switch when the arms are done (or one throws).
+class EnvGuard {
  public:
-  WmmaEnvGuard() {
-    if (const char* v = std::getenv(kWmmaEnv)) saved_ = v;
+  explicit EnvGuard(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) saved_ = v;
   }
-  WmmaEnvGuard(const WmmaEnvGuard&) = delete;
-  WmmaEnvGuard& operator=(const WmmaEnvGuard&) = delete;
-  ~WmmaEnvGuard() { set(saved_ ? saved_->c_str() : nullptr); }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
+  ~EnvGuard() { set(saved_ ? saved_->c_str() : nullptr); }
 
-  static void set(const char* value) {
+  void set(const char* value) const {
     if (value != nullptr)
-      setenv(kWmmaEnv, value, 1);
+      setenv(name_, value, 1);
     else
-      unsetenv(kWmmaEnv);
+      unsetenv(name_);
   }
 
  private:
+  const char* name_;
   std::optional<std::string> saved_;
 };
 
@@ -112,16 +114,22 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
   struct ArmChoice {
     const char* name;
     Arm arm;
-    const char* wmma_env;  // value of STRATA_PF_FUSED_WMMA for the call, null: unset
+    const char* wmma_env;    // value of STRATA_PF_FUSED_WMMA for the call, null: unset
+    const char* hopper_env;  // value of STRATA_PF_FUSED_HOPPER for the call, null: unset
   };
-  const ArmChoice choices[] = {{"production", Arm::kProduction, nullptr},
-                               {"fused", Arm::kFused, nullptr},
-                               {"fused-wmma", Arm::kFused, "1"}};
+  // "fused" is the fused-hopper arm on sm_90a and the sm_80 fused kernels elsewhere; fused-sm80
+  // forces the latter, so an H200 shows both.
+  const ArmChoice choices[] = {{"production", Arm::kProduction, nullptr, nullptr},
+                               {"fused", Arm::kFused, nullptr, nullptr},
+                               {"fused-sm80", Arm::kFused, nullptr, "0"},
+                               {"fused-wmma", Arm::kFused, "1", nullptr}};
   Timer timer;
   cuda::Workspace workspace;
-  const WmmaEnvGuard env_guard;
+  const EnvGuard wmma_guard("STRATA_PF_FUSED_WMMA"), hopper_guard("STRATA_PF_FUSED_HOPPER");
   for (const ArmChoice& choice : choices) {
-    WmmaEnvGuard::set(choice.wmma_env);
+    if (std::string_view(choice.name) == "fused-sm80" && !cuda::fused_hopper::hopper_available()) continue;
+    wmma_guard.set(choice.wmma_env);
+    hopper_guard.set(choice.hopper_env);
     // NaN bits first, so an arm that leaves rows unwritten cannot pass as equal to the previous one.
     STRATA_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xFF, T * d * sizeof(float), timer.stream));
     // Warm-up: grows the workspace (cudaMalloc) and loads the kernels outside the timed runs.

@@ -10,7 +10,7 @@
 namespace strata::cli::demo {
 
 struct DeviceArmRun {
-  std::string name;      // "production", "fused", "fused-wmma"
+  std::string name;      // "production", "fused", "fused-sm80" (sm_90a only), "fused-wmma"
   double median_ms = 0;  // device time of one layer, median of the timed runs
   std::vector<float> y;  // [T, d] output of the arm's last run, copied to the host
 };
@@ -20,8 +20,9 @@ struct DeviceRuns {
   std::vector<DeviceArmRun> arms;
 };
 
-// Production, fused (STRATA_PF_FUSED_WMMA unset for the call) and fused-wmma
-// (STRATA_PF_FUSED_WMMA=1 for the call; the caller's value is restored afterwards): one warm-up
+// Production, fused (STRATA_PF_FUSED_WMMA and STRATA_PF_FUSED_HOPPER unset for the call: the
+// fused-hopper arm on sm_90a), fused-sm80 (STRATA_PF_FUSED_HOPPER=0; only where the fused-hopper arm
+// runs) and fused-wmma (STRATA_PF_FUSED_WMMA=1; the caller's values are restored afterwards): one warm-up
 // run each, then `timed_runs` timed runs. Throws kUnsupported in a build without CUDA or on a
 // machine without a visible device.
 DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs);

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/fused/fused_arm.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_wmma/wmma_arm.hpp"
 #include "cuda/pipeline/combine.hpp"
 #include "cuda/pipeline/quantize_rows.hpp"
@@ -105,10 +106,15 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   const DeviceGroupingTables g =
       launch_group_by_expert(in.ids, T, in.k, E, production::tile_pairs(tile), ws.grouping_, stream);
   mark(2);
-  // Arm choice: fused-wmma (STRATA_PF_FUSED_WMMA=1), fused, or production; each falls back to
-  // production for a layer it does not cover and says so once.
+  // Arm choice: fused-wmma (STRATA_PF_FUSED_WMMA=1), fused-hopper (a fused request on sm_90a),
+  // the sm_80 fused kernels, or production; each falls back for a layer it does not cover and
+  // says so once.
   const bool wmma = fused_wmma::use_wmma(arm, layer);
-  const bool fused_gate_up = !wmma && fused::use_fused(arm, layer);
+  const bool hopper = !wmma && fused_hopper::use_hopper(arm, layer);
+  const bool fused_gate_up = !wmma && !hopper && fused::use_fused(arm, layer);
+  const fused::GateUpOutputs h_out{ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(),
+                                   ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
+                                   ws.keep_h ? ws.up_.get() : nullptr};
   // ---- gate and up --------------------------------------------------------------------
   production::GemmArgs gu;
   gu.in_features = static_cast<int>(d);
@@ -128,12 +134,13 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
                               ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
                               ws.keep_h ? ws.up_.get() : nullptr},
                              stream);
+  } else if (hopper) {
+    // ---- fused-hopper arm: gate/up + SwiGLU + requantise h on wgmma ---------------------
+    fused_hopper::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, T, P, ws.fused_tile_offsets_, h_out,
+                              stream);
   } else if (fused_gate_up) {
     // ---- fused arm: gate/up + SwiGLU + requantise h in one kernel -----------------------
-    fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
-                       {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr,
-                        ws.keep_h ? ws.gate_.get() : nullptr, ws.keep_h ? ws.up_.get() : nullptr},
-                       stream);
+    fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_, h_out, stream);
   } else if (layer.gate.type == layer.up.type) {
     gu.op[0] = operand_of(layer.gate, ws.gate_.get());
     gu.op[1] = operand_of(layer.up, ws.up_.get());
@@ -148,7 +155,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   }
   mark(3);
   // ---- SwiGLU + requantise h ----------------------------------------------------------
-  if (!fused_gate_up && !wmma)
+  if (!fused_gate_up && !wmma && !hopper)
     production::launch_swiglu_requant(ws.gate_.get(), ws.up_.get(), P, f, ws.h_codes_.get(), ws.h_scales_.get(),
                                       ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr, stream);
   mark(4);
@@ -162,7 +169,8 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   dn.pair_row = nullptr;
   dn.n_ops = 1;
   dn.op[0] = operand_of(layer.down, ws.down_.get());
-  if (!wmma) launch_gemm(layer.down.type, dn, tile, stream);
+  if (hopper) fused_hopper::run_down(layer, h_out, g, P, ws.fused_tile_offsets_, ws.down_.get(), stream);
+  else if (!wmma) launch_gemm(layer.down.type, dn, tile, stream);
   mark(5);
   // ---- combine in slot order ------------------------------------------------------------
   launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);

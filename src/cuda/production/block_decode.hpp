@@ -13,7 +13,8 @@
 //     static constexpr int kTableWords;              // lookup table staged in shared memory (>= 1)
 //     static constexpr int kMaxAbsCode;              // bound on |code| (for the exact int32->fp32 step)
 //     static uint32_t table_word(int i);             // the table, read once per CTA
-//     static Raw load_raw(const uint8_t* block, int sub);
+//     template <class Load = GlobalLoad>
+//     static Raw load_raw(const uint8_t* block, int sub, Load load = {});  // Load: where the bytes are
 //     static void decode(const Raw&, const uint32_t* table, uint32_t (&words)[8], float& scale);
 //   };
 #pragma once
@@ -41,5 +42,23 @@ STRATA_HD_INLINE uint32_t load_u16_aligned(const uint8_t* p) {
 STRATA_HD_INLINE uint32_t load_u32_2aligned(const uint8_t* p) {
   return load_u16_aligned(p) | (load_u16_aligned(p + 2) << 16);
 }
+
+// Where load_raw reads a block: global memory through the read-only path (the default), or any
+// address space through ordinary loads (blocks staged in shared memory).
+struct GlobalLoad {
+  STRATA_HD_INLINE uint32_t u16(const uint8_t* p) const { return load_u16_aligned(p); }
+  STRATA_HD_INLINE uint32_t u32(const uint8_t* p) const { return load_u32_2aligned(p); }
+};
+
+struct PlainLoad {
+  STRATA_HD_INLINE uint32_t u16(const uint8_t* p) const {
+#if STRATA_DEVICE_PASS
+    return *reinterpret_cast<const unsigned short*>(p);
+#else
+    return load_u16le(p);
+#endif
+  }
+  STRATA_HD_INLINE uint32_t u32(const uint8_t* p) const { return u16(p) | (u16(p + 2) << 16); }
+};
 
 }  // namespace strata::cuda::production

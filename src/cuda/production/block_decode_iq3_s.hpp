@@ -19,16 +19,17 @@ struct BlockDecoder<Iq3S> {
 
   STRATA_HD_INLINE static uint32_t table_word(int i) { return tables::iq3s_grid(i); }
 
-  STRATA_HD_INLINE static Raw load_raw(const uint8_t* block, int sub) {
+  template <class Load = GlobalLoad>
+  STRATA_HD_INLINE static Raw load_raw(const uint8_t* block, int sub, Load load = {}) {
     Raw raw;
-    raw.qs[0] = load_u32_2aligned(block + Iq3S::kQsOffset + 8 * sub);
-    raw.qs[1] = load_u32_2aligned(block + Iq3S::kQsOffset + 8 * sub + 4);
-    raw.signs = load_u32_2aligned(block + Iq3S::kSignsOffset + 4 * sub);
-    const uint32_t qh_pair = load_u16_aligned(block + Iq3S::kQhOffset + (sub & ~1));  // qh[sub & ~1], qh[sub | 1]
-    const uint32_t scale_pair = load_u16_aligned(block + Iq3S::kScalesOffset + 2 * (sub / 4));
+    raw.qs[0] = load.u32(block + Iq3S::kQsOffset + 8 * sub);
+    raw.qs[1] = load.u32(block + Iq3S::kQsOffset + 8 * sub + 4);
+    raw.signs = load.u32(block + Iq3S::kSignsOffset + 4 * sub);
+    const uint32_t qh_pair = load.u16(block + Iq3S::kQhOffset + (sub & ~1));  // qh[sub & ~1], qh[sub | 1]
+    const uint32_t scale_pair = load.u16(block + Iq3S::kScalesOffset + 2 * (sub / 4));
     const uint32_t qh = (qh_pair >> (8 * (sub & 1))) & 0xFFu;
     const uint32_t scale_nibble = (scale_pair >> (8 * ((sub / 2) & 1) + 4 * (sub & 1))) & 0xFu;
-    raw.meta = load_u16_aligned(block) | (qh << 16) | (scale_nibble << 24);
+    raw.meta = load.u16(block) | (qh << 16) | (scale_nibble << 24);
     return raw;
   }
 

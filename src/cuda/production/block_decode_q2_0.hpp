@@ -17,11 +17,12 @@ struct BlockDecoder<Q2_0> {
 
   STRATA_HD_INLINE static uint32_t table_word(int) { return 0u; }
 
-  STRATA_HD_INLINE static Raw load_raw(const uint8_t* block, int sub) {
+  template <class Load = GlobalLoad>
+  STRATA_HD_INLINE static Raw load_raw(const uint8_t* block, int sub, Load load = {}) {
     Raw raw;
-    raw.codes[0] = load_u32_2aligned(block + 2 + 8 * sub);
-    raw.codes[1] = load_u32_2aligned(block + 2 + 8 * sub + 4);
-    raw.d = load_u16_aligned(block);
+    raw.codes[0] = load.u32(block + 2 + 8 * sub);
+    raw.codes[1] = load.u32(block + 2 + 8 * sub + 4);
+    raw.d = load.u16(block);
     return raw;
   }
 

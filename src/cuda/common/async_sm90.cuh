@@ -1,0 +1,121 @@
+// sm_90 PTX wrappers: shared-memory mbarriers with transaction counts, the bulk copy engine
+// (cp.async.bulk global -> shared, completing on an mbarrier), the generic -> async proxy fence,
+// named barriers and setmaxnreg. Builds for older targets get trapping bodies: the host launches
+// the kernels that use them only on sm_90a images.
+#pragma once
+#include <cstdint>
+
+#include "cuda/common/ptx.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define STRATA_SM90_ASYNC 1
+#else
+#define STRATA_SM90_ASYNC 0
+#endif
+
+namespace strata::cuda {
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) {
+#if STRATA_SM90_ASYNC
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+#else
+  (void)bar;
+  (void)arrivals;
+  __trap();
+#endif
+}
+
+// Makes the initialised barriers visible to the async proxy (the bulk copy engine).
+__device__ __forceinline__ void mbarrier_init_fence() {
+#if STRATA_SM90_ASYNC
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+#if STRATA_SM90_ASYNC
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(shared_address(bar))
+               : "memory");
+#else
+  (void)bar;
+#endif
+}
+
+// One arrival that also announces `bytes` more of bulk copies completing on this barrier.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+#if STRATA_SM90_ASYNC
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
+                   shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  (void)bar;
+  (void)bytes;
+#endif
+}
+
+// Blocks until the barrier's phase with the given parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+#if STRATA_SM90_ASYNC
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+#else
+  (void)bar;
+  (void)parity;
+#endif
+}
+
+// Bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared
+// memory; its completion is counted as transactions on `bar`.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst_shared, const void* src_global, uint32_t bytes, uint64_t* bar) {
+#if STRATA_SM90_ASYNC
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+          shared_address(dst_shared)),
+      "l"(src_global), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+#else
+  (void)dst_shared;
+  (void)src_global;
+  (void)bytes;
+  (void)bar;
+  __trap();
+#endif
+}
+
+// Orders this thread's earlier ordinary shared-memory writes before later async-proxy reads
+// (wgmma operands, bulk copies).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if STRATA_SM90_ASYNC
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// bar.sync on a named barrier among `threads` threads (a multiple of 32).
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Register budget of the executing warpgroup (sm_90a; all its warps must execute the same call).
+template <uint32_t Registers>
+__device__ __forceinline__ void setmaxnreg_increase() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+template <uint32_t Registers>
+__device__ __forceinline__ void setmaxnreg_decrease() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+}  // namespace strata::cuda

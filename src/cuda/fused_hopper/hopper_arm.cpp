@@ -1,0 +1,137 @@
+#include "cuda/fused_hopper/hopper_arm.hpp"
+
+#include <atomic>
+#include <string>
+
+#include "common/env.hpp"
+#include "common/error.hpp"
+#include "cuda/fused_hopper/hopper_products.hpp"
+#include "cuda/fused_hopper/tile_config.hpp"
+#include "formats/registry.hpp"
+
+namespace strata::cuda::fused_hopper {
+namespace {
+
+template <class List>
+bool carried(GgmlType type) {
+  return visit_format<List>(type, [](auto) {});
+}
+
+// STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
+HopperTileKind tile_for_run(double mean_pairs) {
+  if (env_equals("STRATA_PF_FUSED_TILE", "small")) return HopperTileKind::kSmall;
+  if (env_equals("STRATA_PF_FUSED_TILE", "large")) return HopperTileKind::kLarge;
+  return mean_pairs < kHopperSmallTileMeanPairs ? HopperTileKind::kSmall : HopperTileKind::kLarge;
+}
+
+const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows) {
+  return t.data + static_cast<size_t>(n_expert - 1) * t.expert_stride_bytes + static_cast<size_t>(rows) * t.row_bytes;
+}
+
+double mean_pairs(const MoeLayerWeights& layer, int64_t n_pairs) {
+  return static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert);
+}
+
+}  // namespace
+
+int hopper_tile_pairs(HopperTileKind kind) {
+  return kind == HopperTileKind::kSmall ? HopperSmall<Iq3S, 2, kGateUpStageValues>::kPairs
+                                        : HopperLarge<Iq3S, 2, kGateUpStageValues>::kPairs;
+}
+
+bool hopper_supports(const MoeLayerWeights& layer) {
+  return layer.gate.type == layer.up.type && carried<HopperGateUpFormats>(layer.gate.type) &&
+         carried<HopperDownFormats>(layer.down.type) && layer.gate.row_bytes == layer.up.row_bytes &&
+         layer.d % kGateUpStageValues == 0 && layer.f % kDownStageValues == 0;
+}
+
+bool hopper_available() {
+  static const bool loaded = hopper_kernels_loaded();
+  return loaded;
+}
+
+bool use_hopper(Arm requested, const MoeLayerWeights& layer) {
+  if (requested != Arm::kFused) return false;
+  if (env_equals("STRATA_PF_FUSED_HOPPER", "0")) return false;
+  if (env_equals("STRATA_PF_FUSED_NATIVE", "0")) return false;  // fused::use_fused() says so
+  if (!hopper_available()) return false;  // not an sm_90 device, or no 90a image: the sm_80 kernels, silently
+  static std::atomic<bool> said_formats{false};
+  if (!hopper_supports(layer)) {
+    // Only when the sm_80 fused kernels take the layer; otherwise fused::use_fused() says why.
+    if (fused::fused_supports(layer))
+      say_once(said_formats, "the fused-hopper arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
+                               " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
+                               std::string(ggml_type_name(layer.down.type)) + " with d = " + std::to_string(layer.d) +
+                               ", f = " + std::to_string(layer.f) + " ('" + layer.gate.name +
+                               "'; it needs iq3_s gate/up with d % 256 == 0 and q2_0 down with f % 64 == 0); "
+                               "such layers run on the sm_80 fused kernels");
+    return false;
+  }
+  return true;
+}
+
+void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
+                 const DeviceGroupingTables& grouping, int64_t n_tokens, int64_t n_pairs,
+                 DeviceBuffer<int32_t>& tile_offsets, const fused::GateUpOutputs& out, cudaStream_t stream) {
+  require(hopper_supports(layer) && hopper_available(), Status::kInternal,
+          "fused-hopper: layer or device not covered (use_hopper was not asked)");
+  const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));
+  tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
+  launch_tile_offsets(grouping.expert_offsets, layer.n_expert, hopper_tile_pairs(tile), tile_offsets.get(), stream);
+
+  ProductArgs gu;
+  gu.weights[0] = layer.gate.data;
+  gu.weights[1] = layer.up.data;
+  gu.weights_end[0] = tensor_end(layer.gate, layer.n_expert, layer.f);
+  gu.weights_end[1] = tensor_end(layer.up, layer.n_expert, layer.f);
+  gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
+  gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
+  gu.row_bytes = layer.gate.row_bytes;
+  gu.in_features = static_cast<int>(layer.d);
+  gu.out_rows = static_cast<int>(layer.f);
+  gu.act_codes = x_codes;
+  gu.act_scales = x_scales;
+  gu.act_codes_end = x_codes + n_tokens * layer.d;
+  gu.pair_token = grouping.pair_token;
+  gu.expert_offsets = grouping.expert_offsets;
+  gu.tile_offsets = tile_offsets.get();
+  gu.n_expert = static_cast<int>(layer.n_expert);
+  gu.h_codes = out.h_codes;
+  gu.h_scales = out.h_scales;
+  gu.h_half_sums = out.h_half_sums;
+  gu.h_out = out.h;
+  gu.gate_out = out.gate;
+  gu.up_out = out.up;
+  const bool found = visit_format<HopperGateUpFormats>(layer.gate.type, [&](auto tag) {
+    launch_hopper_gate_up<typename decltype(tag)::Format>(gu, tile, stream);
+  });
+  require(found, Status::kInternal, "fused-hopper gate/up: format lost between selection and launch");
+}
+
+void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const DeviceGroupingTables& grouping,
+              int64_t n_pairs, const DeviceBuffer<int32_t>& tile_offsets, float* down_rows, cudaStream_t stream) {
+  require(hopper_supports(layer) && hopper_available(), Status::kInternal,
+          "fused-hopper: layer or device not covered (use_hopper was not asked)");
+  const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));  // the tile run_gate_up() chose
+  ProductArgs dn;
+  dn.weights[0] = layer.down.data;
+  dn.weights_end[0] = tensor_end(layer.down, layer.n_expert, layer.d);
+  dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
+  dn.row_bytes = layer.down.row_bytes;
+  dn.in_features = static_cast<int>(layer.f);
+  dn.out_rows = static_cast<int>(layer.d);
+  dn.act_codes = h.h_codes;
+  dn.act_scales = h.h_scales;
+  dn.act_codes_end = h.h_codes + n_pairs * layer.f;
+  dn.pair_token = nullptr;  // h rows are already in sorted-pair order
+  dn.expert_offsets = grouping.expert_offsets;
+  dn.tile_offsets = tile_offsets.get();
+  dn.n_expert = static_cast<int>(layer.n_expert);
+  dn.down_out = down_rows;
+  const bool found = visit_format<HopperDownFormats>(layer.down.type, [&](auto tag) {
+    launch_hopper_down<typename decltype(tag)::Format>(dn, tile, stream);
+  });
+  require(found, Status::kInternal, "fused-hopper down: format lost between selection and launch");
+}
+
+}  // namespace strata::cuda::fused_hopper

@@ -1,0 +1,420 @@
+// Device code of the fused-hopper kernels (included by the per-format instantiation files).
+//
+// A persistent grid walks the work items (pair tile of an expert x block of weight columns), built
+// on the device by the grouping step. Warp-specialised, per CTA:
+//   - producer (warp 0 of warpgroup 0): per K stage, waits until a shared slot is free (its
+//     `empty` mbarrier), then moves the stage's raw weight bytes of every column (one bulk copy per
+//     weight row: the 16-byte-aligned span around the row's blocks) and the activation codes of
+//     every pair of the tile (one bulk copy per pair) with the bulk copy engine, completing on the
+//     slot's `full` mbarrier; activation scales and any bytes a bulk copy cannot reach (outside the
+//     tensor's aligned span) go by ordinary loads and stores before the arrival;
+//   - consumers (warpgroups 1 and 2): wait on `full`, decode their columns' raw blocks into int8
+//     core matrices in shared memory (fence.proxy.async, then a warpgroup barrier), and issue one
+//     wgmma m64nNk32 per 32-wide k slice and m64 row tile — activations from registers (ldmatrix),
+//     weights from shared memory — with the accumulators starting at the bits of 1.5 * 2^23; then
+//     fold each exact int32 dot into fp32 by the operations of fold_slice<F>, strictly in slice
+//     order, and release the slot.
+// The epilogue is the fused arm's: SwiGLU in registers and h requantised per 32 features by the
+// exact operations of quantize_block32 (gate/up), or the f32 rows of the down product (down).
+// NOTE: no split-K, no reordering of slices: the outputs are bitwise equal to every other arm's.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/common/async_sm90.cuh"
+#include "cuda/common/check.hpp"
+#include "cuda/common/ptx.cuh"
+#include "cuda/fused_hopper/hopper_products.hpp"
+#include "cuda/fused_hopper/tile_config.hpp"
+#include "cuda/mma/wgmma_m64k32.cuh"
+#include "cuda/production/block_decode.hpp"
+#include "cuda/production/block_decode_iq3_s.hpp"
+#include "cuda/production/block_decode_q2_0.hpp"
+#include "pipeline/arith.hpp"
+
+namespace strata::cuda::fused_hopper {
+
+template <class Tile>
+struct StageSlot {
+  alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];         // raw blocks, 16-byte aligned spans
+  alignas(16) int8_t acts[Tile::kPairs][Tile::kActStride];          // activation codes [pair][k]
+  alignas(16) float act_scale[Tile::kPairs][Tile::kSubs];           // [pair][slice]
+};
+
+template <class F, class Tile>
+struct HopperShared {
+  uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
+  uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
+  uint32_t table[production::BlockDecoder<F>::kTableWords];
+  alignas(128) int8_t decoded[Tile::kCtaCols * Tile::kStageValues];  // B tile, core-matrix order
+  alignas(16) float decoded_scale[Tile::kSubs][Tile::kCtaCols];     // [slice][column]
+  alignas(128) StageSlot<Tile> slot[Tile::kStages];
+};
+
+template <class F, class Tile>
+constexpr size_t hopper_shared_bytes() {
+  return sizeof(HopperShared<F, Tile>);
+}
+
+// int32 -> fp32 on the FP pipe, as in the other arms: the accumulator starts at the bits of
+// 1.5 * 2^23, the dot lands in the mantissa (|dot| <= 32 * 127 * kMaxAbsCode < 2^22) and
+// subtracting 1.5 * 2^23 is exact, so the result is static_cast<float>(dot) bit for bit.
+inline constexpr int32_t kMagicBits = 0x4B400000;
+inline constexpr float kMagic = 12582912.0f;
+
+// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
+__device__ __forceinline__ int hopper_upper_index(const int32_t* table, int n, int32_t value) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (table[mid] <= value) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Where a work item lies: the expert, its pairs and the CTA's first weight column.
+struct WorkItem {
+  int expert;
+  int32_t pair_begin;
+  int pair_count;
+  int col_begin;  // in interleaved columns (2 per feature for gate/up)
+};
+
+template <class Tile>
+__device__ __forceinline__ WorkItem work_item(const ProductArgs& args, int64_t item, int col_blocks) {
+  WorkItem w;
+  const auto tile = static_cast<int32_t>(item / col_blocks);
+  w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
+  w.expert = hopper_upper_index(args.tile_offsets, args.n_expert + 1, tile);
+  w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
+  w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
+  return w;
+}
+
+// The weight row behind CTA column n of an item, or null past the tensor's rows.
+template <class Tile>
+__device__ __forceinline__ const uint8_t* column_row(const ProductArgs& args, const WorkItem& w, int n, int& op) {
+  op = Tile::kOps == 2 ? n % 2 : 0;
+  const int row = (w.col_begin + n) / Tile::kOps;
+  if (row >= args.out_rows) return nullptr;
+  return args.weights[op] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[op] +
+         static_cast<size_t>(row) * args.row_bytes;
+}
+
+// The bytes [src, src + n) land at dst + (src - floor16(src)). The part inside the 16-byte-aligned
+// span of [lo, hi) goes by one bulk copy (returned as offset and size, not issued); the rest is
+// copied here with ordinary loads and stores. Returns the bulk copy's byte count (0: none).
+__device__ __forceinline__ uint32_t span_copy_plan(uint8_t* dst, const uint8_t* src, int n, const uint8_t* lo,
+                                                   const uint8_t* hi, bool store_rest, uint32_t& bulk_offset) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(src), e = a + static_cast<uintptr_t>(n);
+  const uintptr_t base = a & ~uintptr_t{15};
+  const uintptr_t lo16 = (reinterpret_cast<uintptr_t>(lo) + 15) & ~uintptr_t{15};
+  const uintptr_t hi16 = reinterpret_cast<uintptr_t>(hi) & ~uintptr_t{15};
+  const uintptr_t b0 = base > lo16 ? base : lo16;
+  const uintptr_t end16 = (e + 15) & ~uintptr_t{15};
+  const uintptr_t b1 = end16 < hi16 ? end16 : hi16;
+  const bool bulk = b1 > b0;
+  if (store_rest) {
+    for (uintptr_t x = a; x < e; ++x)
+      if (!bulk || x < b0 || x >= b1) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
+  }
+  bulk_offset = bulk ? static_cast<uint32_t>(b0 - base) : 0u;
+  return bulk ? static_cast<uint32_t>(b1 - b0) : 0u;
+}
+
+template <class F, class Tile>
+__device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperShared<F, Tile>& sm, int lane,
+                                              int64_t n_items, int col_blocks, int n_stages) {
+  uint32_t use = 0;  // stages produced so far by this CTA
+  const int n_subs = args.in_features / 32;
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    const WorkItem w = work_item<Tile>(args, item, col_blocks);
+    for (int stage = 0; stage < n_stages; ++stage, ++use) {
+      const int s = static_cast<int>(use % Tile::kStages);
+      if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
+      StageSlot<Tile>& slot = sm.slot[s];
+      // Pass 1: ordinary stores (scales, unreachable bytes) and this lane's bulk byte count.
+      // Pass 2, after the arrival that announces the bytes: the bulk copies themselves.
+      uint32_t bytes = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int n = lane; n < Tile::kCtaCols; n += 32) {
+          int op = 0;
+          const uint8_t* row = column_row<Tile>(args, w, n, op);
+          if (row == nullptr) continue;
+          const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+          uint32_t offset = 0;
+          const uint32_t size =
+              span_copy_plan(slot.raw[n], src, Tile::kRawBytes, args.weights[op], args.weights_end[op], pass == 0, offset);
+          if (pass == 0) bytes += size;
+          else if (size > 0)
+            bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+                          &sm.full[s]);
+        }
+        for (int p = lane; p < w.pair_count; p += 32) {
+          const int64_t row = args.pair_token != nullptr ? args.pair_token[w.pair_begin + p] : w.pair_begin + p;
+          const int8_t* src = args.act_codes + row * args.in_features + static_cast<int64_t>(stage) * Tile::kStageValues;
+          const auto* src8 = reinterpret_cast<const uint8_t*>(src);
+          auto* dst = reinterpret_cast<uint8_t*>(slot.acts[p]);
+          uint32_t offset = 0;
+          const uint32_t size = span_copy_plan(dst, src8, Tile::kStageValues, reinterpret_cast<const uint8_t*>(args.act_codes),
+                                               reinterpret_cast<const uint8_t*>(args.act_codes_end), pass == 0, offset);
+          if (pass == 0) {
+            bytes += size;
+            const float* scales = args.act_scales + row * n_subs + stage * Tile::kSubs;
+#pragma unroll
+            for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[p][q] = scales[q];
+          } else if (size > 0) {
+            bulk_copy_g2s(dst + offset, src8 - (reinterpret_cast<uintptr_t>(src8) & 15u) + offset, size, &sm.full[s]);
+          }
+        }
+        if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this lane's stores
+      }
+    }
+  }
+}
+
+template <class F, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const ProductArgs args) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Decoder = production::BlockDecoder<F>;
+  constexpr int kSubsPerBlock = F::kBlockValues / 32;
+  static_assert(!F::kSplitScales && !F::kHasOffset,
+                "one int32 dot per slice and no activation-sum term (extend the fold for others)");
+  static_assert(32 * 127 * Decoder::kMaxAbsCode < (1 << 22), "the exact int32 -> fp32 step needs |dot| < 2^22");
+  extern __shared__ __align__(128) uint8_t shared_raw[];
+  HopperShared<F, Tile>& sm = *reinterpret_cast<HopperShared<F, Tile>*>(shared_raw);
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  const int n_stages = args.in_features / Tile::kStageValues;
+  const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
+  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
+
+  for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
+  if (tid == 0) {
+    for (int s = 0; s < Tile::kStages; ++s) {
+      mbarrier_init(&sm.full[s], 32);    // one arrival per producer lane, plus the bulk bytes
+      mbarrier_init(&sm.empty[s], 256);  // one arrival per consumer thread
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---- producer ------------------------------------------------------------------------
+    setmaxnreg_decrease<Tile::kProducerRegisters>();
+    if (tid < 32) producer_loop<F, Tile>(args, sm, tid, n_items, col_blocks, n_stages);
+    return;
+  }
+
+  // ---- consumers ---------------------------------------------------------------------------
+  setmaxnreg_increase<Tile::kConsumerRegisters>();
+  const int c = warpgroup - 1;            // consumer index: columns [c * kWgCols, (c + 1) * kWgCols)
+  const int t = tid - 128 * warpgroup;    // thread within the consumer warpgroup
+  const int warp = t / 32, lane = t % 32;
+  const int group = lane / 4, tig = lane % 4;
+  const uint32_t bar_id = 1 + c;
+  const uint32_t decoded_base = shared_address(sm.decoded) + c * Tile::kWgCols * Tile::kStageValues;
+  uint32_t use = 0;
+
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    const WorkItem w = work_item<Tile>(args, item, col_blocks);
+
+    float acc[Tile::kMTiles][Tile::kAccRegs];
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt)
+#pragma unroll
+      for (int r = 0; r < Tile::kAccRegs; ++r) acc[mt][r] = 0.0f;
+
+    for (int stage = 0; stage < n_stages; ++stage, ++use) {
+      const int s = static_cast<int>(use % Tile::kStages);
+      mbarrier_wait(&sm.full[s], (use / Tile::kStages) & 1u);
+      StageSlot<Tile>& slot = sm.slot[s];
+
+      // ---- decode this consumer's columns into core matrices --------------------------------
+#pragma unroll
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+        const int task = t + 128 * i;
+        const int n = c * Tile::kWgCols + task % Tile::kWgCols;  // CTA column
+        const int q = task / Tile::kWgCols;                      // slice within the stage
+        int op = 0;
+        const uint8_t* row = column_row<Tile>(args, w, n, op);
+        uint32_t words[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float scale = 0.0f;
+        if (row != nullptr) {
+          const uintptr_t src = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(stage) * Tile::kRawBytes;
+          const uint8_t* block = slot.raw[n] + (src & 15u) + (q / kSubsPerBlock) * F::kBlockBytes;
+          const auto raw = Decoder::load_raw(block, q % kSubsPerBlock, production::PlainLoad{});
+          Decoder::decode(raw, sm.table, words, scale);
+        }
+        int8_t* core = sm.decoded + (n / 8) * Tile::kCoreStrideBytes + (2 * q) * Tile::kCoreLeadingBytes + (n % 8) * 16;
+        *reinterpret_cast<uint4*>(core) = make_uint4(words[0], words[1], words[2], words[3]);
+        *reinterpret_cast<uint4*>(core + Tile::kCoreLeadingBytes) = make_uint4(words[4], words[5], words[6], words[7]);
+        sm.decoded_scale[q][n] = scale;
+      }
+      fence_proxy_async_shared();      // the generic stores above, before the tensor cores read them
+      named_barrier_sync(bar_id, 128);
+
+      // ---- one wgmma per slice and row tile; fold each slice in order -----------------------
+#pragma unroll 1
+      for (int q = 0; q < Tile::kSubs; ++q) {
+        uint32_t a[Tile::kMTiles][4];
+#pragma unroll
+        for (int mt = 0; mt < Tile::kMTiles; ++mt)
+          ldmatrix_x4(a[mt][0], a[mt][1], a[mt][2], a[mt][3],
+                      &slot.acts[64 * mt + 16 * warp + lane % 16][32 * q + 16 * (lane / 16)]);
+        int32_t dot[Tile::kMTiles][Tile::kAccRegs];
+#pragma unroll
+        for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+          for (int r = 0; r < Tile::kAccRegs; ++r) dot[mt][r] = kMagicBits;
+          mma::fence_registers(dot[mt]);
+        }
+        mma::wgmma_fence();
+        const uint64_t desc = mma::wgmma_desc(decoded_base + 2 * q * Tile::kCoreLeadingBytes, Tile::kCoreLeadingBytes,
+                                              Tile::kCoreStrideBytes);
+#pragma unroll
+        for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+          if constexpr (Tile::kWgCols == 128) mma::wgmma_m64n128k32_s8_rs(dot[mt], a[mt], desc);
+          else mma::wgmma_m64n64k32_s8_rs(dot[mt], a[mt], desc);
+        }
+        mma::wgmma_commit();
+        mma::wgmma_wait<0>();
+#pragma unroll
+        for (int mt = 0; mt < Tile::kMTiles; ++mt) mma::fence_registers(dot[mt]);
+
+#pragma unroll
+        for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+          const int pair0 = 64 * mt + 16 * warp + group;
+          if (64 * mt + 16 * warp >= w.pair_count) continue;  // the warp's 16 rows are all padding
+          const float a_scale[2] = {slot.act_scale[pair0][q], slot.act_scale[pair0 + 8][q]};
+#pragma unroll
+          for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
+            const float2 w_scale =
+                *reinterpret_cast<const float2*>(&sm.decoded_scale[q][c * Tile::kWgCols + 8 * j + 2 * tig]);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              // NOTE: fold_slice<F> for a format without split scales or offsets, one for one:
+              // acc = fmaf(float(dot), w_scale * a_scale, acc).
+              const int r = 4 * j + 2 * h;
+              acc[mt][r] = fmaf(__int_as_float(dot[mt][r]) - kMagic, w_scale.x * a_scale[h], acc[mt][r]);
+              acc[mt][r + 1] = fmaf(__int_as_float(dot[mt][r + 1]) - kMagic, w_scale.y * a_scale[h], acc[mt][r + 1]);
+            }
+          }
+        }
+      }
+      mbarrier_arrive(&sm.empty[s]);   // this thread's reads of the slot are done
+      named_barrier_sync(bar_id, 128); // every warp is done with the B tile before the next decode
+    }
+
+    // ---- epilogue --------------------------------------------------------------------------
+    if constexpr (Tile::kOps == 2) {
+      // Lane holds gate (r even) and up (r odd) of feature f0 + 4j + tig for pairs group, group + 8.
+      const int f = args.out_rows;
+      const int feature_base = (w.col_begin + c * Tile::kWgCols) / 2;
+      const int n_blocks32 = f / 32;
+#pragma unroll
+      for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int pair = 64 * mt + 16 * warp + group + 8 * h;
+#pragma unroll
+          for (int b = 0; b < Tile::kWgCols / 64; ++b) {
+            float hv[8];
+            float amax = 0.0f;
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+              const int r = 4 * (8 * b + jj) + 2 * h;
+              hv[jj] = swiglu(acc[mt][r], acc[mt][r + 1]);
+              amax = fmaxf(amax, fabsf(hv[jj]));
+            }
+            // The block's 32 features of this pair live in the 4 lanes of one group.
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+            // NOTE: the operations of quantize_block32 (pipeline/arith.hpp), one for one.
+            const float scale = amax / 127.0f;
+            int code[8];
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+              float rq = (scale == 0.0f) ? 0.0f : roundf(hv[jj] / scale);
+              rq = fminf(fmaxf(rq, -127.0f), 127.0f);
+              code[jj] = static_cast<int>(rq);
+            }
+            int half0 = code[0] + code[1] + code[2] + code[3], half1 = code[4] + code[5] + code[6] + code[7];
+            half0 += __shfl_xor_sync(0xffffffffu, half0, 1);
+            half0 += __shfl_xor_sync(0xffffffffu, half0, 2);
+            half1 += __shfl_xor_sync(0xffffffffu, half1, 1);
+            half1 += __shfl_xor_sync(0xffffffffu, half1, 2);
+            const int block_feature = feature_base + 32 * b;  // f % 32 == 0: all 32 valid or none
+            if (pair < w.pair_count && block_feature < f) {
+              const int64_t out_row = static_cast<int64_t>(w.pair_begin) + pair;
+#pragma unroll
+              for (int jj = 0; jj < 8; ++jj) {
+                const int64_t at = out_row * f + block_feature + 4 * jj + tig;
+                const int r = 4 * (8 * b + jj) + 2 * h;
+                args.h_codes[at] = static_cast<int8_t>(code[jj]);
+                if (args.h_out != nullptr) args.h_out[at] = hv[jj];
+                if (args.gate_out != nullptr) args.gate_out[at] = acc[mt][r];
+                if (args.up_out != nullptr) args.up_out[at] = acc[mt][r + 1];
+              }
+              if (tig == 0) {
+                const int64_t block = out_row * n_blocks32 + block_feature / 32;
+                args.h_scales[block] = scale;
+                args.h_half_sums[2 * block] = half0;
+                args.h_half_sums[2 * block + 1] = half1;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      const int rows = args.out_rows;
+#pragma unroll
+      for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int pair = 64 * mt + 16 * warp + group + 8 * h;
+          if (pair >= w.pair_count) continue;
+          float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
+#pragma unroll
+          for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
+            const int row = w.col_begin + c * Tile::kWgCols + 8 * j + 2 * tig;
+            if (row < rows) out[row] = acc[mt][4 * j + 2 * h];
+            if (row + 1 < rows) out[row + 1] = acc[mt][4 * j + 2 * h + 1];
+          }
+        }
+      }
+    }
+  }
+#else
+  (void)args;
+  __trap();
+#endif
+}
+
+template <class F, class Tile>
+void launch_hopper_tile(const ProductArgs& args, cudaStream_t stream) {
+  constexpr size_t kShared = hopper_shared_bytes<F, Tile>();
+  auto kernel = hopper_product_kernel<F, Tile>;
+  int device = 0, sms = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+  kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
+  STRATA_CUDA_CHECK_LAUNCH("hopper_product_kernel");
+}
+
+template <class F>
+void launch_hopper_gate_up(const ProductArgs& args, HopperTileKind tile, cudaStream_t stream) {
+  if (tile == HopperTileKind::kSmall) launch_hopper_tile<F, HopperSmall<F, 2, kGateUpStageValues>>(args, stream);
+  else launch_hopper_tile<F, HopperLarge<F, 2, kGateUpStageValues>>(args, stream);
+}
+
+template <class F>
+void launch_hopper_down(const ProductArgs& args, HopperTileKind tile, cudaStream_t stream) {
+  if (tile == HopperTileKind::kSmall) launch_hopper_tile<F, HopperSmall<F, 1, kDownStageValues>>(args, stream);
+  else launch_hopper_tile<F, HopperLarge<F, 1, kDownStageValues>>(args, stream);
+}
+
+}  // namespace strata::cuda::fused_hopper
