@@ -136,8 +136,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
                              stream);
   } else if (hopper) {
     // ---- fused-hopper arm: gate/up + SwiGLU + requantise h on wgmma ---------------------
-    fused_hopper::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, T, P, ws.fused_tile_offsets_, h_out,
-                              stream);
+    fused_hopper::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_, h_out, stream);
   } else if (fused_gate_up) {
     // ---- fused arm: gate/up + SwiGLU + requantise h in one kernel -----------------------
     fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_, h_out, stream);

@@ -71,7 +71,7 @@ bool use_hopper(Arm requested, const MoeLayerWeights& layer) {
 }
 
 void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
-                 const DeviceGroupingTables& grouping, int64_t n_tokens, int64_t n_pairs,
+                 const DeviceGroupingTables& grouping, int64_t n_pairs,
                  DeviceBuffer<int32_t>& tile_offsets, const fused::GateUpOutputs& out, cudaStream_t stream) {
   require(hopper_supports(layer) && hopper_available(), Status::kInternal,
           "fused-hopper: layer or device not covered (use_hopper was not asked)");
@@ -79,6 +79,8 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
   launch_tile_offsets(grouping.expert_offsets, layer.n_expert, hopper_tile_pairs(tile), tile_offsets.get(), stream);
 
+  require(reinterpret_cast<uintptr_t>(x_codes) % 16 == 0 && reinterpret_cast<uintptr_t>(out.h_codes) % 16 == 0,
+          Status::kInternal, "fused-hopper: activation codes must be 16-byte aligned (one bulk copy per row)");
   ProductArgs gu;
   gu.weights[0] = layer.gate.data;
   gu.weights[1] = layer.up.data;
@@ -91,7 +93,6 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   gu.out_rows = static_cast<int>(layer.f);
   gu.act_codes = x_codes;
   gu.act_scales = x_scales;
-  gu.act_codes_end = x_codes + n_tokens * layer.d;
   gu.pair_token = grouping.pair_token;
   gu.expert_offsets = grouping.expert_offsets;
   gu.tile_offsets = tile_offsets.get();
@@ -122,7 +123,6 @@ void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const
   dn.out_rows = static_cast<int>(layer.d);
   dn.act_codes = h.h_codes;
   dn.act_scales = h.h_scales;
-  dn.act_codes_end = h.h_codes + n_pairs * layer.f;
   dn.pair_token = nullptr;  // h rows are already in sorted-pair order
   dn.expert_offsets = grouping.expert_offsets;
   dn.tile_offsets = tile_offsets.get();

@@ -37,7 +37,7 @@ bool hopper_available();
 // tile_offsets is grown to E + 1 and rebuilt for the tile chosen from the mean pairs per expert;
 // run_down() reuses it.
 void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
-                 const DeviceGroupingTables& grouping, int64_t n_tokens, int64_t n_pairs,
+                 const DeviceGroupingTables& grouping, int64_t n_pairs,
                  DeviceBuffer<int32_t>& tile_offsets, const fused::GateUpOutputs& out, cudaStream_t stream);
 
 // The down product of the h rows run_gate_up() wrote, into down_rows ([P, d] f32, sorted-pair rows).

@@ -2,12 +2,12 @@
 //
 // A persistent grid walks the work items (pair tile of an expert x block of weight columns), built
 // on the device by the grouping step. Warp-specialised, per CTA:
-//   - producer (warp 0 of warpgroup 0): per K stage, waits until a shared slot is free (its
+//   - producer (warpgroup 0): per K stage, waits until a shared slot is free (its
 //     `empty` mbarrier), then moves the stage's raw weight bytes of every column (one bulk copy per
 //     weight row: the 16-byte-aligned span around the row's blocks) and the activation codes of
 //     every pair of the tile (one bulk copy per pair) with the bulk copy engine, completing on the
-//     slot's `full` mbarrier; activation scales and any bytes a bulk copy cannot reach (outside the
-//     tensor's aligned span) go by ordinary loads and stores before the arrival;
+//     slot's `full` mbarrier; activation scales and any weight bytes a bulk copy cannot reach
+//     (outside the tensor's aligned span) go by ordinary loads and stores before the arrival;
 //   - consumers (warpgroups 1 and 2): wait on `full`, decode their columns' raw blocks into int8
 //     core matrices in shared memory (fence.proxy.async, then a warpgroup barrier), and issue one
 //     wgmma m64nNk32 per 32-wide k slice and m64 row tile — activations from registers (ldmatrix),
@@ -102,9 +102,10 @@ __device__ __forceinline__ const uint8_t* column_row(const ProductArgs& args, co
          static_cast<size_t>(row) * args.row_bytes;
 }
 
-// The bytes [src, src + n) land at dst + (src - floor16(src)). The part inside the 16-byte-aligned
-// span of [lo, hi) goes by one bulk copy (returned as offset and size, not issued); the rest is
-// copied here with ordinary loads and stores. Returns the bulk copy's byte count (0: none).
+// Weight bytes [src, src + n) land at dst + (src - floor16(src)). The part inside the 16-byte-aligned
+// span of the tensor [lo, hi) goes by one bulk copy (returned as offset and size, not issued); the
+// few bytes outside it (a tensor that does not start or end on 16 bytes) are copied here with
+// ordinary loads and stores when store_rest. Returns the bulk copy's byte count (0: none).
 __device__ __forceinline__ uint32_t span_copy_plan(uint8_t* dst, const uint8_t* src, int n, const uint8_t* lo,
                                                    const uint8_t* hi, bool store_rest, uint32_t& bulk_offset) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(src), e = a + static_cast<uintptr_t>(n);
@@ -116,29 +117,45 @@ __device__ __forceinline__ uint32_t span_copy_plan(uint8_t* dst, const uint8_t* 
   const uintptr_t b1 = end16 < hi16 ? end16 : hi16;
   const bool bulk = b1 > b0;
   if (store_rest) {
-    for (uintptr_t x = a; x < e; ++x)
-      if (!bulk || x < b0 || x >= b1) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
+    const uintptr_t head_end = bulk ? (b0 < e ? b0 : e) : e;  // [a, head_end) before the bulk span
+    for (uintptr_t x = a; x < head_end; ++x) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
+    if (bulk)
+      for (uintptr_t x = b1 > a ? b1 : a; x < e; ++x) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
   }
   bulk_offset = bulk ? static_cast<uint32_t>(b0 - base) : 0u;
   return bulk ? static_cast<uint32_t>(b1 - b0) : 0u;
 }
 
+// The producer warpgroup: thread pt (0..127) moves CTA columns pt, pt + 128, ... and pair pt of the
+// tile. Activation rows are 16-byte aligned whole (the host checks), so each is one bulk copy.
 template <class F, class Tile>
-__device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperShared<F, Tile>& sm, int lane,
+__device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperShared<F, Tile>& sm, int pt,
                                               int64_t n_items, int col_blocks, int n_stages) {
   uint32_t use = 0;  // stages produced so far by this CTA
   const int n_subs = args.in_features / 32;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     const WorkItem w = work_item<Tile>(args, item, col_blocks);
+    const bool has_pair = pt < w.pair_count;
+    const int64_t act_row =
+        !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
     for (int stage = 0; stage < n_stages; ++stage, ++use) {
       const int s = static_cast<int>(use % Tile::kStages);
       if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
       StageSlot<Tile>& slot = sm.slot[s];
-      // Pass 1: ordinary stores (scales, unreachable bytes) and this lane's bulk byte count.
-      // Pass 2, after the arrival that announces the bytes: the bulk copies themselves.
+      float scale[Tile::kSubs];
+      if (has_pair) {
+        const float* src = args.act_scales + act_row * n_subs + stage * Tile::kSubs;
+#pragma unroll
+        for (int q = 0; q < Tile::kSubs; ++q) scale[q] = src[q];
+      }
+      // Pass 1: ordinary stores (scales, bytes outside the aligned span) and this thread's bulk
+      // byte count; pass 2, after the arrival that announces the bytes: the bulk copies.
       uint32_t bytes = 0;
       for (int pass = 0; pass < 2; ++pass) {
-        for (int n = lane; n < Tile::kCtaCols; n += 32) {
+#pragma unroll
+        for (int i = 0; i < (Tile::kCtaCols + 127) / 128; ++i) {
+          const int n = pt + 128 * i;
+          if (n >= Tile::kCtaCols) break;
           int op = 0;
           const uint8_t* row = column_row<Tile>(args, w, n, op);
           if (row == nullptr) continue;
@@ -151,24 +168,17 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
             bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
                           &sm.full[s]);
         }
-        for (int p = lane; p < w.pair_count; p += 32) {
-          const int64_t row = args.pair_token != nullptr ? args.pair_token[w.pair_begin + p] : w.pair_begin + p;
-          const int8_t* src = args.act_codes + row * args.in_features + static_cast<int64_t>(stage) * Tile::kStageValues;
-          const auto* src8 = reinterpret_cast<const uint8_t*>(src);
-          auto* dst = reinterpret_cast<uint8_t*>(slot.acts[p]);
-          uint32_t offset = 0;
-          const uint32_t size = span_copy_plan(dst, src8, Tile::kStageValues, reinterpret_cast<const uint8_t*>(args.act_codes),
-                                               reinterpret_cast<const uint8_t*>(args.act_codes_end), pass == 0, offset);
+        if (has_pair) {
           if (pass == 0) {
-            bytes += size;
-            const float* scales = args.act_scales + row * n_subs + stage * Tile::kSubs;
+            bytes += Tile::kStageValues;
 #pragma unroll
-            for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[p][q] = scales[q];
-          } else if (size > 0) {
-            bulk_copy_g2s(dst + offset, src8 - (reinterpret_cast<uintptr_t>(src8) & 15u) + offset, size, &sm.full[s]);
+            for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[pt][q] = scale[q];
+          } else {
+            bulk_copy_g2s(slot.acts[pt], args.act_codes + act_row * args.in_features + stage * Tile::kStageValues,
+                          Tile::kStageValues, &sm.full[s]);
           }
         }
-        if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this lane's stores
+        if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this thread's stores
       }
     }
   }
@@ -194,7 +204,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
   for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
   if (tid == 0) {
     for (int s = 0; s < Tile::kStages; ++s) {
-      mbarrier_init(&sm.full[s], 32);    // one arrival per producer lane, plus the bulk bytes
+      mbarrier_init(&sm.full[s], 128);   // one arrival per producer thread, plus the bulk bytes
       mbarrier_init(&sm.empty[s], 256);  // one arrival per consumer thread
     }
     mbarrier_init_fence();
@@ -204,7 +214,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
   if (warpgroup == 0) {
     // ---- producer ------------------------------------------------------------------------
     setmaxnreg_decrease<Tile::kProducerRegisters>();
-    if (tid < 32) producer_loop<F, Tile>(args, sm, tid, n_items, col_blocks, n_stages);
+    producer_loop<F, Tile>(args, sm, tid, n_items, col_blocks, n_stages);
     return;
   }
 
@@ -256,7 +266,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
       fence_proxy_async_shared();      // the generic stores above, before the tensor cores read them
       named_barrier_sync(bar_id, 128);
 
-      // ---- one wgmma per slice and row tile; fold each slice in order -----------------------
+      // ---- one wgmma per slice and row tile; fold each slice in order ------------------------
 #pragma unroll 1
       for (int q = 0; q < Tile::kSubs; ++q) {
         uint32_t a[Tile::kMTiles][4];

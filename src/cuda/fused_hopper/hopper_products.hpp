@@ -16,9 +16,8 @@ struct ProductArgs {
   size_t row_bytes = 0;                    // bytes per weight row
   int in_features = 0;                     // K: a multiple of the tile's stage
   int out_rows = 0;                        // weight rows per expert and tensor (f, or d for down)
-  const int8_t* act_codes = nullptr;       // [rows, K] int8
+  const int8_t* act_codes = nullptr;       // [rows, K] int8, 16-byte aligned (K % 16 == 0)
   const float* act_scales = nullptr;       // [rows, K/32] f32
-  const int8_t* act_codes_end = nullptr;   // one past the last activation byte
   const int32_t* pair_token = nullptr;     // [P] activation row of each sorted pair; null: the pair
   const int32_t* expert_offsets = nullptr; // [E + 1] sorted pairs of expert e
   const int32_t* tile_offsets = nullptr;   // [E + 1] pair tiles (of the tile's kPairs) before e

@@ -6,8 +6,7 @@
 
 namespace strata::cuda::fused_hopper {
 
-// One CTA: a producer warpgroup (one warp issues the bulk copies, the other three retire) and two
-// consumer warpgroups. Both consumers multiply all kPairs pairs of the tile; consumer c owns weight
+// One CTA: a producer warpgroup (its 128 threads issue the bulk copies) and two consumer warpgroups. Both consumers multiply all kPairs pairs of the tile; consumer c owns weight
 // columns [c * kWgCols, (c + 1) * kWgCols) of the CTA's 2 * kWgCols: it decodes them into its own
 // part of the shared B tile and holds their accumulators (kPairs / 64 wgmma row tiles of m64 x
 // n kWgCols). Gate/up interleave their rows per feature (column 2i gate, 2i + 1 up of feature i),
@@ -24,8 +23,8 @@ struct HopperTile {
   static constexpr int kStages = Stages;            // raw-block + activation stages in flight
   static constexpr int kAccRegs = WgCols / 2;       // s32 / f32 accumulators per m64 tile and thread
   static constexpr int kThreads = 384;              // producer warpgroup + two consumer warpgroups
-  static constexpr int kProducerRegisters = 40;
-  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kProducerRegisters = 48;
+  static constexpr int kConsumerRegisters = 232;  // 128 * 48 + 256 * 232 = 64K
   // Raw bytes of one row and stage, and the shared slot that holds them from the 16-byte boundary
   // at or below their first byte to the one at or above their last.
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
@@ -46,6 +45,7 @@ struct HopperTile {
   static_assert(WgCols == 64 || WgCols == 128, "wgmma n64 or n128");
   static_assert(Ops == 1 || WgCols % 64 == 0, "a consumer owns whole 32-feature requant blocks");
   static_assert(WgCols * kSubs % 128 == 0, "decode tasks spread evenly over a warpgroup");
+  static_assert(Pairs <= 128, "one producer thread per pair");
   static_assert(Stages >= 2, "the producer runs at least one stage ahead");
 };
 

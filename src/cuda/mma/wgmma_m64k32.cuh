@@ -53,8 +53,10 @@ __device__ __forceinline__ void wgmma_wait() {
 // read or write of `r` across it (used around the asynchronous products).
 __device__ __forceinline__ void fence_register(int32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
-template <int N>
-__device__ __forceinline__ void fence_registers(int32_t (&r)[N]) {
+__device__ __forceinline__ void fence_register(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+template <class T, int N>
+__device__ __forceinline__ void fence_registers(T (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) fence_register(r[i]);
 }
