@@ -142,13 +142,12 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
       const int s = static_cast<int>(use % Tile::kStages);
       if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
       StageSlot<Tile>& slot = sm.slot[s];
-      float scale[Tile::kSubs];
-      if (has_pair) {
+      if (has_pair) {  // activation scales: ordinary loads and stores, released by the arrival below
         const float* src = args.act_scales + act_row * n_subs + stage * Tile::kSubs;
 #pragma unroll
-        for (int q = 0; q < Tile::kSubs; ++q) scale[q] = src[q];
+        for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[pt][q] = src[q];
       }
-      // Pass 1: ordinary stores (scales, bytes outside the aligned span) and this thread's bulk
+      // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk
       // byte count; pass 2, after the arrival that announces the bytes: the bulk copies.
       uint32_t bytes = 0;
       for (int pass = 0; pass < 2; ++pass) {
@@ -171,8 +170,6 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
         if (has_pair) {
           if (pass == 0) {
             bytes += Tile::kStageValues;
-#pragma unroll
-            for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[pt][q] = scale[q];
           } else {
             bulk_copy_g2s(slot.acts[pt], args.act_codes + act_row * args.in_features + stage * Tile::kStageValues,
                           Tile::kStageValues, &sm.full[s]);

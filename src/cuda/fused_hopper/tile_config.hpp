@@ -23,8 +23,11 @@ struct HopperTile {
   static constexpr int kStages = Stages;            // raw-block + activation stages in flight
   static constexpr int kAccRegs = WgCols / 2;       // s32 / f32 accumulators per m64 tile and thread
   static constexpr int kThreads = 384;              // producer warpgroup + two consumer warpgroups
-  static constexpr int kProducerRegisters = 48;
-  static constexpr int kConsumerRegisters = 232;  // 128 * 48 + 256 * 232 = 64K
+  // setmaxnreg moves registers between the warpgroups of the CTA; the total stays what the launch
+  // gave it (168 per thread at 384 threads and one CTA per SM), or the increase waits for ever.
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
   // Raw bytes of one row and stage, and the shared slot that holds them from the 16-byte boundary
   // at or below their first byte to the one at or above their last.
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
@@ -45,6 +48,8 @@ struct HopperTile {
   static_assert(WgCols == 64 || WgCols == 128, "wgmma n64 or n128");
   static_assert(Ops == 1 || WgCols % 64 == 0, "a consumer owns whole 32-feature requant blocks");
   static_assert(WgCols * kSubs % 128 == 0, "decode tasks spread evenly over a warpgroup");
+  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
+                "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(Pairs <= 128, "one producer thread per pair");
   static_assert(Stages >= 2, "the producer runs at least one stage ahead");
 };
