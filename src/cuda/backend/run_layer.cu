@@ -168,8 +168,10 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   dn.pair_row = nullptr;
   dn.n_ops = 1;
   dn.op[0] = operand_of(layer.down, ws.down_.get());
-  if (hopper) fused_hopper::run_down(layer, h_out, g, P, ws.fused_tile_offsets_, ws.down_.get(), stream);
-  else if (!wmma) launch_gemm(layer.down.type, dn, tile, stream);
+  if (hopper && fused_hopper::hopper_down_kernel())
+    fused_hopper::run_down(layer, h_out, g, P, ws.fused_tile_offsets_, ws.down_.get(), stream);
+  else if (!wmma)
+    launch_gemm(layer.down.type, dn, tile, stream);
   mark(5);
   // ---- combine in slot order ------------------------------------------------------------
   launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);

@@ -30,6 +30,10 @@ bool hopper_supports(const MoeLayerWeights& layer);
 // layer or device it does not cover says so once per process and reason on stderr.
 bool use_hopper(Arm requested, const MoeLayerWeights& layer);
 
+// Whether the arm's down product runs on its own kernel (the default) or, with
+// STRATA_PF_HOPPER_DOWN=0, on the production grouped GEMM (an A/B switch; the bits are the same).
+bool hopper_down_kernel();
+
 // Whether this device and build run the arm's kernels at all (no notice).
 bool hopper_available();
 

@@ -403,6 +403,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
 template <class F, class Tile>
 void launch_hopper_tile(const ProductArgs& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_shared_bytes<F, Tile>();
+  static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_product_kernel<F, Tile>;
   int device = 0, sms = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
@@ -420,8 +421,14 @@ void launch_hopper_gate_up(const ProductArgs& args, HopperTileKind tile, cudaStr
 
 template <class F>
 void launch_hopper_down(const ProductArgs& args, HopperTileKind tile, cudaStream_t stream) {
-  if (tile == HopperTileKind::kSmall) launch_hopper_tile<F, HopperSmall<F, 1, kDownStageValues>>(args, stream);
-  else launch_hopper_tile<F, HopperLarge<F, 1, kDownStageValues>>(args, stream);
+  const bool wide = args.in_features % kDownStageValuesWide == 0;
+  if (tile == HopperTileKind::kSmall) {
+    if (wide) launch_hopper_tile<F, HopperSmall<F, 1, kDownStageValuesWide>>(args, stream);
+    else launch_hopper_tile<F, HopperSmall<F, 1, kDownStageValues>>(args, stream);
+  } else {
+    if (wide) launch_hopper_tile<F, HopperLarge<F, 1, kDownStageValuesWide>>(args, stream);
+    else launch_hopper_tile<F, HopperLarge<F, 1, kDownStageValues>>(args, stream);
+  }
 }
 
 }  // namespace strata::cuda::fused_hopper

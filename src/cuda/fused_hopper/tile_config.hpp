@@ -54,15 +54,17 @@ struct HopperTile {
   static_assert(Stages >= 2, "the producer runs at least one stage ahead");
 };
 
-// Stages of 256 values for the gate/up kernel (one IQ3_S block per row) and 64 for down (one Q2_0
-// block, so any f % 64 == 0 runs); the short down stages keep more of them in flight.
+// Stages of 256 values for the gate/up kernel (one IQ3_S block per row); 128 for down when f % 128
+// == 0 (two Q2_0 blocks), else 64 (one block, so any f % 64 == 0 runs). Down's short stages keep
+// more of them in flight.
 inline constexpr int kGateUpStageValues = 256;
+inline constexpr int kDownStageValuesWide = 128;
 inline constexpr int kDownStageValues = 64;
 
 template <class F, int Ops, int StageValues>
-using HopperLarge = HopperTile<F, Ops, StageValues, 128, 64, Ops == 2 ? 3 : 6>;
+using HopperLarge = HopperTile<F, Ops, StageValues, 128, 64, Ops == 2 ? 3 : 5>;
 template <class F, int Ops, int StageValues>
-using HopperSmall = HopperTile<F, Ops, StageValues, 64, 128, Ops == 2 ? 2 : 6>;
+using HopperSmall = HopperTile<F, Ops, StageValues, 64, 128, Ops == 2 ? 2 : 5>;
 
 // Mean pairs per expert below which the 64-pair tile wastes less of each CTA on padding.
 inline constexpr double kHopperSmallTileMeanPairs = 96.0;
