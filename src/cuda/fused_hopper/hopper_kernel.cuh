@@ -133,11 +133,6 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
                                               int64_t n_items, int col_blocks, int n_stages) {
   uint32_t use = 0;  // stages produced so far by this CTA
   const int n_subs = args.in_features / 32;
-  // A stage's scales of one pair go by bulk copy when they are 16-byte aligned whole (rows of
-  // K/32 floats on 16 bytes, at least 16 bytes a stage); otherwise by ordinary loads and stores.
-  constexpr int kScaleBytes = Tile::kSubs * static_cast<int>(sizeof(float));
-  const bool scales_bulk = kScaleBytes % 16 == 0 && (n_subs * sizeof(float)) % 16 == 0 &&
-                           reinterpret_cast<uintptr_t>(args.act_scales) % 16 == 0;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     const WorkItem w = work_item<Tile>(args, item, col_blocks);
     const bool has_pair = pt < w.pair_count;
@@ -147,10 +142,10 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
       const int s = static_cast<int>(use % Tile::kStages);
       if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
       StageSlot<Tile>& slot = sm.slot[s];
-      const float* scale_src = args.act_scales + act_row * n_subs + stage * Tile::kSubs;
-      if (has_pair && !scales_bulk) {  // ordinary loads and stores, released by the arrival below
+      if (has_pair) {  // activation scales: ordinary loads and stores, released by the arrival below
+        const float* src = args.act_scales + act_row * n_subs + stage * Tile::kSubs;
 #pragma unroll
-        for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[pt][q] = scale_src[q];
+        for (int q = 0; q < Tile::kSubs; ++q) slot.act_scale[pt][q] = src[q];
       }
       // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk
       // byte count; pass 2, after the arrival that announces the bytes: the bulk copies.
@@ -174,11 +169,10 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
         }
         if (has_pair) {
           if (pass == 0) {
-            bytes += Tile::kStageValues + (scales_bulk ? kScaleBytes : 0);
+            bytes += Tile::kStageValues;
           } else {
             bulk_copy_g2s(slot.acts[pt], args.act_codes + act_row * args.in_features + stage * Tile::kStageValues,
                           Tile::kStageValues, &sm.full[s]);
-            if (scales_bulk) bulk_copy_g2s(slot.act_scale[pt], scale_src, kScaleBytes, &sm.full[s]);
           }
         }
         if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this thread's stores

@@ -33,8 +33,8 @@ struct ProductArgs {
   float* down_out = nullptr;               // [P, d]
 };
 
-// kLarge: 128 pairs x 64 features (gate/up) or 128 rows (down) per CTA; kSmall: 64 pairs x 64
-// features (four stages in flight) or 256 rows. A speed choice only.
+// kLarge: 128 pairs x 64 features (gate/up) or 128 rows (down) per CTA; kSmall: 64 pairs x 128
+// features or 256 rows. A speed choice only.
 enum class HopperTileKind { kLarge, kSmall };
 
 int hopper_tile_pairs(HopperTileKind kind);

@@ -64,7 +64,7 @@ inline constexpr int kDownStageValues = 64;
 template <class F, int Ops, int StageValues>
 using HopperLarge = HopperTile<F, Ops, StageValues, 128, 64, Ops == 2 ? 3 : 5>;
 template <class F, int Ops, int StageValues>
-using HopperSmall = HopperTile<F, Ops, StageValues, 64, Ops == 2 ? 64 : 128, Ops == 2 ? 4 : 5>;
+using HopperSmall = HopperTile<F, Ops, StageValues, 64, 128, Ops == 2 ? 2 : 5>;
 
 // Mean pairs per expert below which the 64-pair tile wastes less of each CTA on padding.
 inline constexpr double kHopperSmallTileMeanPairs = 96.0;
