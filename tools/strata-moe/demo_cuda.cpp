@@ -146,7 +146,9 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
     std::sort(ms.begin(), ms.end());
     const size_t mid = ms.size() / 2;
     DeviceArmRun& run = out.arms.emplace_back();
-    run.name = choice.name;
+    // On sm_90a the plain fused request runs the fused-hopper arm: the table says which one ran.
+    const bool hopper = std::string_view(choice.name) == "fused" && cuda::fused_hopper::use_hopper(choice.arm, layer);
+    run.name = hopper ? "fused-hopper" : choice.name;
     run.median_ms = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (double{ms[mid - 1]} + double{ms[mid]});
     run.y.resize(T * d);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(run.y.data(), y.get(), T * d * sizeof(float),

@@ -45,7 +45,7 @@ bool hopper_supports(const MoeLayerWeights& layer) {
          layer.d % kGateUpStageValues == 0 && layer.f % kDownStageValues == 0;
 }
 
-bool hopper_down_kernel() { return !env_equals("STRATA_PF_HOPPER_DOWN", "0"); }
+bool hopper_down_kernel() { return env_equals("STRATA_PF_HOPPER_DOWN", "1"); }
 
 bool hopper_available() {
   static const bool loaded = hopper_kernels_loaded();

@@ -30,8 +30,9 @@ bool hopper_supports(const MoeLayerWeights& layer);
 // layer or device it does not cover says so once per process and reason on stderr.
 bool use_hopper(Arm requested, const MoeLayerWeights& layer);
 
-// Whether the arm's down product runs on its own kernel (the default) or, with
-// STRATA_PF_HOPPER_DOWN=0, on the production grouped GEMM (an A/B switch; the bits are the same).
+// Whether the arm's down product runs on its own wgmma kernel (STRATA_PF_HOPPER_DOWN=1) or on the
+// production grouped GEMM (the default: measured faster on the H200, see bench/results). The bits
+// are the same either way.
 bool hopper_down_kernel();
 
 // Whether this device and build run the arm's kernels at all (no notice).
