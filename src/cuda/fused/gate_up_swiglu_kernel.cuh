@@ -22,6 +22,7 @@
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/ptx.cuh"
+#include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/fused/decode_words.cuh"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"
@@ -39,16 +40,6 @@ struct FusedShared {
   alignas(16) float act_scale[Tile::kActStages][Tile::kPairs][Tile::kStageSubs];   // [slot][pair][sub]
   float weight_scale[2][Tile::kWeightRows][Tile::kStageSubs];                   // [buf][row][sub]
 };
-
-// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
-__device__ __forceinline__ int fused_upper_index(const int32_t* table, int n, int32_t value) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (table[mid] <= value) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
 
 // int32 -> fp32 on the FP pipe: the accumulator starts at the bits of 1.5 * 2^23, the dot lands in
 // the mantissa (|dot| <= 32 * 127 * 127 < 2^22), and subtracting 1.5 * 2^23 is exact, so the result
@@ -85,7 +76,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // ---- which expert, pairs and features ------------------------------------------------
     const int32_t tile = static_cast<int32_t>(item / feature_blocks);
     const int feature_begin = static_cast<int>(item % feature_blocks) * Tile::kFeatures;
-    const int expert = fused_upper_index(args.tile_offsets, args.n_expert + 1, tile);
+    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
     const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
     const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
     const uint8_t* gate_expert = args.gate_weights + static_cast<size_t>(expert) * args.gate_expert_stride_bytes;

@@ -25,7 +25,9 @@
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
 #include "cuda/common/ptx.cuh"
+#include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/fused_hopper/hopper_products.hpp"
+#include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_hopper/tile_config.hpp"
 #include "cuda/mma/wgmma_m64k32.cuh"
 #include "cuda/production/block_decode.hpp"
@@ -63,16 +65,6 @@ constexpr size_t hopper_shared_bytes() {
 inline constexpr int32_t kMagicBits = 0x4B400000;
 inline constexpr float kMagic = 12582912.0f;
 
-// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
-__device__ __forceinline__ int hopper_upper_index(const int32_t* table, int n, int32_t value) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (table[mid] <= value) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
-
 // Where a work item lies: the expert, its pairs and the CTA's first weight column.
 struct WorkItem {
   int expert;
@@ -86,7 +78,7 @@ __device__ __forceinline__ WorkItem work_item(const ProductArgs& args, int64_t i
   WorkItem w;
   const auto tile = static_cast<int32_t>(item / col_blocks);
   w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
-  w.expert = hopper_upper_index(args.tile_offsets, args.n_expert + 1, tile);
+  w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
   w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
   w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
   return w;
@@ -100,30 +92,6 @@ __device__ __forceinline__ const uint8_t* column_row(const ProductArgs& args, co
   if (row >= args.out_rows) return nullptr;
   return args.weights[op] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[op] +
          static_cast<size_t>(row) * args.row_bytes;
-}
-
-// Weight bytes [src, src + n) land at dst + (src - floor16(src)). The part inside the 16-byte-aligned
-// span of the tensor [lo, hi) goes by one bulk copy (returned as offset and size, not issued); the
-// few bytes outside it (a tensor that does not start or end on 16 bytes) are copied here with
-// ordinary loads and stores when store_rest. Returns the bulk copy's byte count (0: none).
-__device__ __forceinline__ uint32_t span_copy_plan(uint8_t* dst, const uint8_t* src, int n, const uint8_t* lo,
-                                                   const uint8_t* hi, bool store_rest, uint32_t& bulk_offset) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(src), e = a + static_cast<uintptr_t>(n);
-  const uintptr_t base = a & ~uintptr_t{15};
-  const uintptr_t lo16 = (reinterpret_cast<uintptr_t>(lo) + 15) & ~uintptr_t{15};
-  const uintptr_t hi16 = reinterpret_cast<uintptr_t>(hi) & ~uintptr_t{15};
-  const uintptr_t b0 = base > lo16 ? base : lo16;
-  const uintptr_t end16 = (e + 15) & ~uintptr_t{15};
-  const uintptr_t b1 = end16 < hi16 ? end16 : hi16;
-  const bool bulk = b1 > b0;
-  if (store_rest) {
-    const uintptr_t head_end = bulk ? (b0 < e ? b0 : e) : e;  // [a, head_end) before the bulk span
-    for (uintptr_t x = a; x < head_end; ++x) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
-    if (bulk)
-      for (uintptr_t x = b1 > a ? b1 : a; x < e; ++x) dst[x - base] = *reinterpret_cast<const uint8_t*>(x);
-  }
-  bulk_offset = bulk ? static_cast<uint32_t>(b0 - base) : 0u;
-  return bulk ? static_cast<uint32_t>(b1 - b0) : 0u;
 }
 
 // The producer warpgroup: thread pt (0..127) moves CTA columns pt, pt + 128, ... and pair pt of the

@@ -9,6 +9,7 @@
 #include "common/hd.hpp"
 #include "cuda/fused_wmma/chain_decode.hpp"
 #include "cuda/mma/mma_tile_16_layout.hpp"
+#include "cuda/pipeline/tile_lookup.hpp"
 #include "formats/format.hpp"
 #include "pipeline/arith.hpp"
 
@@ -139,19 +140,6 @@ STRATA_HD_INLINE float fold_chain(float acc, int32_t dot, const float* weight_sc
   const int32_t isum[2] = {dot, 0};
   const int32_t asum[2] = {0, 0};
   return fold_slice<F>(acc, isum, asum, w, act_scales[slot]);
-}
-
-// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
-STRATA_HD_INLINE int expert_of_tile(const int32_t* tile_offsets, int n, int32_t tile) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (tile_offsets[mid] <= tile)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
 }
 
 // h = swiglu(gate, up) for one pair's 32-feature block, requantised by quantize_block32: the

@@ -18,6 +18,7 @@
 #include "cuda/production/block_decode.hpp"
 #include "cuda/production/grouped_gemm.hpp"
 #include "cuda/common/ptx.cuh"
+#include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/production/tile_config.hpp"
 #include "formats/format.hpp"
 #include "pipeline/arith.hpp"
@@ -47,16 +48,6 @@ struct GemmShared {
   int32_t act_row[Tile::kPairs];                                            // activation row per pair
   uint32_t table[BlockDecoder<F>::kTableWords];                             // the format's decode table
 };
-
-// Last index i in [0, n) with table[i] <= value (table ascending, table[0] <= value).
-__device__ __forceinline__ int upper_index(const int32_t* table, int n, int32_t value) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (table[mid] <= value) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
 
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
@@ -93,7 +84,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     const int op_index = within / col_blocks;
     const int row_begin = (within % col_blocks) * Tile::kWeightRows;
     const int row_count = min(Tile::kWeightRows, args.out_features - row_begin);
-    const int expert = upper_index(args.tile_offsets, args.n_expert + 1, tile);
+    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
     const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
     const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
     const GemmOperand op = args.op[op_index];
