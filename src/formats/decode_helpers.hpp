@@ -28,6 +28,51 @@ STRATA_HD_INLINE void decode_by_sub(const uint8_t* block, float* out /*[F::kBloc
   }
 }
 
+// Wide decode (q10) of a format whose span needs no folding: one 16-value half of a sub-block
+// (S = 16), one sub-block (S = 32) or two sub-blocks under one block scale (S = 64). w is the
+// int8 code, scale and offset are decode_sub's, so scale * w (+ offset) is decode_sub's value.
+template <class F>
+STRATA_HD_INLINE void decode_wide_by_sub(const uint8_t* block, int span, int16_t* w /*[S]*/,
+                                         WideScale& s) {
+  constexpr int kSpan = F::kWideSpan;
+  int8_t q[kSubBlockValues];
+  SubScale sub_scale;
+  if constexpr (kSpan == 16) {
+    F::decode_sub(block, span / 2, q, sub_scale);
+    const int half = span % 2;
+    for (int i = 0; i < 16; ++i) w[i] = q[16 * half + i];
+    s.scale = sub_scale.scale[half];
+    s.offset = sub_scale.offset[half];
+  } else {
+    static_assert(!F::kSplitScales, "a 32- or 64-value span needs one scale per sub-block");
+    static_assert(kSpan == 32 || !F::kHasOffset, "a 64-value span has one block-wide scale");
+    for (int part = 0; part < kSpan / kSubBlockValues; ++part) {
+      F::decode_sub(block, span * (kSpan / kSubBlockValues) + part, q, sub_scale);
+      for (int i = 0; i < kSubBlockValues; ++i) w[kSubBlockValues * part + i] = q[i];
+    }
+    s.scale = sub_scale.scale[0];
+    s.offset = sub_scale.offset[0];
+  }
+}
+
+// Full-block decode through decode_wide: scale * w (+ offset), the same roundings as ggml.
+template <class F>
+STRATA_HD_INLINE void decode_by_wide(const uint8_t* block, float* out /*[F::kBlockValues]*/) {
+  int16_t w[F::kWideSpan];
+  WideScale s;
+  for (int span = 0; span < F::kBlockValues / F::kWideSpan; ++span) {
+    F::decode_wide(block, span, w, s);
+    for (int i = 0; i < F::kWideSpan; ++i) {
+      const float product = s.scale * static_cast<float>(w[i]);
+      if constexpr (F::kHasOffset) {
+        out[F::kWideSpan * span + i] = product + s.offset;
+      } else {
+        out[F::kWideSpan * span + i] = product;
+      }
+    }
+  }
+}
+
 // Both halves of a sub-block share one scale and no offset.
 STRATA_HD_INLINE void set_uniform_scale(SubScale& s, float scale) {
   s.scale[0] = s.scale[1] = scale;

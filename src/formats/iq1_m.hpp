@@ -17,6 +17,9 @@ struct Iq1M {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 135;
 
   static constexpr int kQsOffset = 0, kQhOffset = 32, kScalesOffset = 48;
 
@@ -54,11 +57,31 @@ struct Iq1M {
     }
   }
 
+  // q10: one 64-value span per pair of sub-blocks, each 16-value half's odd sub-scale folded
+  // into w (w = (8g +- 1) * (2s_h + 1), |w| <= 135), scale d/8: exact products, as in IQ1_S.
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
+                                    WideScale& s) {
+    int8_t q[kSubBlockValues];
+    SubScale sub_factors;
+    for (int part = 0; part < 2; ++part) {
+      const int sub = 2 * span + part;
+      decode_sub(block, sub, q, sub_factors);
+      const uint16_t word = scale_word(block, sub / 2);
+      for (int i = 0; i < kSubBlockValues; ++i) {
+        const int multiplier = 2 * ((word >> (6 * (sub % 2) + 3 * (i / 16))) & 7) + 1;
+        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
+      }
+    }
+    s.scale = super_scale(block) * 0.125f;
+    s.offset = 0.0f;
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq1M>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq1M>);
+static_assert(WideBlockFormat<Iq1M>);
 static_assert(Iq1M::kScalesOffset + 8 == Iq1M::kBlockBytes);
 
 }  // namespace strata

@@ -16,6 +16,9 @@ struct Iq1S {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 135;
 
   static constexpr int kQsOffset = 2, kQhOffset = 34;
 
@@ -36,11 +39,31 @@ struct Iq1S {
     }
   }
 
+  // q10: one 64-value span per pair of sub-blocks, the odd sub-scale folded into w
+  // (w = (8g +- 1) * (2s + 1), |w| <= 9 * 15 = 135), scale d/8. Every factor but d is a nonzero
+  // integer, so scale * w is the same exact product as ggml's dl * (g + delta).
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
+                                    WideScale& s) {
+    int8_t q[kSubBlockValues];
+    SubScale sub_factors;
+    for (int part = 0; part < 2; ++part) {
+      const int sub = 2 * span + part;
+      decode_sub(block, sub, q, sub_factors);
+      const uint16_t qh = load_u16le(block + kQhOffset + 2 * sub);
+      const int multiplier = 2 * ((qh >> 12) & 7) + 1;
+      for (int i = 0; i < kSubBlockValues; ++i)
+        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
+    }
+    s.scale = load_fp16le(block) * 0.125f;
+    s.offset = 0.0f;
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq1S>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq1S>);
+static_assert(WideBlockFormat<Iq1S>);
 static_assert(Iq1S::kQhOffset + 2 * (Iq1S::kBlockValues / 32) == Iq1S::kBlockBytes);
 
 }  // namespace strata

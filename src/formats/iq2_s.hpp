@@ -15,6 +15,9 @@ struct Iq2S {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 16;
+  static constexpr int kWideMax = 43;
 
   static constexpr int kQsOffset = 2, kSignsOffset = 34, kQhOffset = 66, kScalesOffset = 74;
 
@@ -37,11 +40,16 @@ struct Iq2S {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Iq2S>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq2S>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq2S>);
+static_assert(WideBlockFormat<Iq2S>);
 static_assert(Iq2S::kScalesOffset + Iq2S::kBlockValues / 32 == Iq2S::kBlockBytes);
 
 }  // namespace strata

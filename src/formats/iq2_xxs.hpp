@@ -16,6 +16,9 @@ struct Iq2Xxs {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 43;
 
   // Codes +-{8, 25, 43}; scale d*(2s+1)/8 is exact (16 significant bits), and so is scale*q.
   STRATA_HD static void decode_sub(const uint8_t* block, int sub, int8_t* q /*[32]*/, SubScale& s) {
@@ -32,11 +35,16 @@ struct Iq2Xxs {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Iq2Xxs>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq2Xxs>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq2Xxs>);
+static_assert(WideBlockFormat<Iq2Xxs>);
 static_assert(2 + 8 * (Iq2Xxs::kBlockValues / 32) == Iq2Xxs::kBlockBytes);
 
 }  // namespace strata

@@ -14,6 +14,9 @@ struct Iq3S {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 465;
 
   static constexpr int kQsOffset = 2, kQhOffset = 66, kSignsOffset = 74, kScalesOffset = 106;
 
@@ -43,11 +46,30 @@ struct Iq3S {
     }
   }
 
+  // q10: one 64-value span per pair of sub-blocks, the odd sub-scale folded into w
+  // (w = grid * sign * (1 + 2s), |w| <= 15 * 31 = 465), scale d. The multiplier is positive and
+  // no grid magnitude is zero, so d * w has the sign and bits of ggml's (d * (1 + 2s)) * q.
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
+                                    WideScale& s) {
+    int8_t q[kSubBlockValues];
+    SubScale sub_factors;
+    for (int part = 0; part < 2; ++part) {
+      const int sub = 2 * span + part;
+      decode_sub(block, sub, q, sub_factors);
+      const int multiplier = sub_scale(block, sub);
+      for (int i = 0; i < kSubBlockValues; ++i)
+        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
+    }
+    s.scale = load_fp16le(block);
+    s.offset = 0.0f;
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq3S>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq3S>);
+static_assert(WideBlockFormat<Iq3S>);
 static_assert(Iq3S::kScalesOffset + Iq3S::kBlockValues / 64 == Iq3S::kBlockBytes);
 
 }  // namespace strata

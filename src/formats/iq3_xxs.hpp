@@ -16,6 +16,9 @@ struct Iq3Xxs {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 62;
 
   static constexpr int kQsOffset = 2, kSignsOffset = 66;
 
@@ -37,11 +40,16 @@ struct Iq3Xxs {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Iq3Xxs>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq3Xxs>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq3Xxs>);
+static_assert(WideBlockFormat<Iq3Xxs>);
 static_assert(Iq3Xxs::kSignsOffset + 4 * (Iq3Xxs::kBlockValues / 32) == Iq3Xxs::kBlockBytes);
 
 }  // namespace strata

@@ -15,6 +15,9 @@ struct Iq4Nl {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 127;
 
   // Codes are the codebook values themselves (-127..113), so the int8 product needs no lookup.
   STRATA_HD static void decode_sub(const uint8_t* block, int /*sub: always 0*/, int8_t* q /*[32]*/,
@@ -27,11 +30,16 @@ struct Iq4Nl {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Iq4Nl>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq4Nl>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq4Nl>);
+static_assert(WideBlockFormat<Iq4Nl>);
 static_assert(2 + Iq4Nl::kBlockValues / 2 == Iq4Nl::kBlockBytes);
 
 }  // namespace strata

@@ -16,6 +16,9 @@ struct Iq4Xs {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 127;
 
   static constexpr int kScalesHOffset = 2, kScalesLOffset = 4, kQsOffset = 8;
 
@@ -32,11 +35,16 @@ struct Iq4Xs {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Iq4Xs>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Iq4Xs>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Iq4Xs>);
+static_assert(WideBlockFormat<Iq4Xs>);
 static_assert(Iq4Xs::kQsOffset + Iq4Xs::kBlockValues / 2 == Iq4Xs::kBlockBytes);
 
 }  // namespace strata

@@ -22,6 +22,9 @@ struct Mxfp4 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 12;
 
   // Codes are the doubled E2M1 values (-12..12); a power-of-two scale keeps every product exact,
   // subnormal scales included (code * 2^-128 is a multiple of 2^-149).
@@ -35,11 +38,16 @@ struct Mxfp4 {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Mxfp4>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Mxfp4>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Mxfp4>);
+static_assert(WideBlockFormat<Mxfp4>);
 static_assert(1 + Mxfp4::kBlockValues / 2 == Mxfp4::kBlockBytes);
 
 }  // namespace strata

@@ -27,6 +27,9 @@ struct Nvfp4 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 16;
+  static constexpr int kWideMax = 12;
 
   static constexpr int kQsOffset = 4;
 
@@ -44,11 +47,16 @@ struct Nvfp4 {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Nvfp4>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Nvfp4>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Nvfp4>);
+static_assert(WideBlockFormat<Nvfp4>);
 static_assert(Nvfp4::kQsOffset + Nvfp4::kBlockValues / 2 == Nvfp4::kBlockBytes);
 
 }  // namespace strata

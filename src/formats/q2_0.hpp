@@ -13,6 +13,9 @@ struct Q2_0 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 2;
 
   STRATA_HD static void decode_sub(const uint8_t* block, int sub, int8_t* q, SubScale& s) {
     const float d = load_fp16le(block);
@@ -23,11 +26,16 @@ struct Q2_0 {
       q[i] = static_cast<int8_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q2_0>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q2_0>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q2_0>);
+static_assert(WideBlockFormat<Q2_0>);
 static_assert(2 + Q2_0::kBlockValues / 4 == Q2_0::kBlockBytes);
 
 }  // namespace strata

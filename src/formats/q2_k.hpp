@@ -15,6 +15,9 @@ struct Q2_K {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = true;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 16;
+  static constexpr int kWideMax = 3;
 
   static constexpr int kScalesOffset = 0, kQsOffset = 16, kDOffset = 80, kDminOffset = 82;
 
@@ -34,11 +37,16 @@ struct Q2_K {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q2_K>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q2_K>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q2_K>);
+static_assert(WideBlockFormat<Q2_K>);
 static_assert(Q2_K::kDminOffset + 2 == Q2_K::kBlockBytes);
 static_assert(Q2_K::kQsOffset + Q2_K::kBlockValues / 4 == Q2_K::kDOffset);
 

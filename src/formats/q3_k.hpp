@@ -16,6 +16,9 @@ struct Q3_K {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 16;
+  static constexpr int kWideMax = 4;
 
   static constexpr int kHmaskOffset = 0, kQsOffset = 32, kScalesOffset = 96, kDOffset = 108;
 
@@ -45,11 +48,16 @@ struct Q3_K {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q3_K>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q3_K>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q3_K>);
+static_assert(WideBlockFormat<Q3_K>);
 static_assert(Q3_K::kDOffset + 2 == Q3_K::kBlockBytes);
 static_assert(Q3_K::kQsOffset + Q3_K::kBlockValues / 4 == Q3_K::kScalesOffset);
 

@@ -12,6 +12,9 @@ struct Q4_1 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = true;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 15;
 
   // Codes 0..15; the min m is the offset (one rounding: d*q is exact, + m rounds as in ggml).
   STRATA_HD static void decode_sub(const uint8_t* block, int /*sub: always 0*/, int8_t* q /*[32]*/,
@@ -25,11 +28,16 @@ struct Q4_1 {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q4_1>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q4_1>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q4_1>);
+static_assert(WideBlockFormat<Q4_1>);
 static_assert(4 + Q4_1::kBlockValues / 2 == Q4_1::kBlockBytes);
 
 }  // namespace strata

@@ -14,6 +14,9 @@ struct Q4_K {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = true;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 945;
 
   static constexpr int kScalesOffset = 4, kQsOffset = 16;
 
@@ -28,11 +31,26 @@ struct Q4_K {
     for (int l = 0; l < 32; ++l) q[l] = static_cast<int8_t>((qs[l] >> shift) & 0x0F);
   }
 
+  // q10: one span per sub-block, the 6-bit scale folded into w (w = q * sc, <= 15 * 63 = 945),
+  // scale d, offset -(dmin*m). sc and q are non-negative, so d * w is ggml's (d * sc) * q, bit
+  // for bit, and the one rounding stays in the addition of the offset.
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[32]*/,
+                                    WideScale& s) {
+    int sc, m;
+    k4_scale_min(block + kScalesOffset, span, sc, m);
+    s.scale = load_fp16le(block);
+    s.offset = -(load_fp16le(block + 2) * static_cast<float>(m));
+    const uint8_t* qs = block + kQsOffset + 32 * (span / 2);
+    const int shift = 4 * (span % 2);
+    for (int l = 0; l < 32; ++l) w[l] = static_cast<int16_t>(((qs[l] >> shift) & 0x0F) * sc);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q4_K>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q4_K>);
+static_assert(WideBlockFormat<Q4_K>);
 static_assert(Q4_K::kQsOffset + Q4_K::kBlockValues / 2 == Q4_K::kBlockBytes);
 
 }  // namespace strata

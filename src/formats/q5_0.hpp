@@ -13,6 +13,9 @@ struct Q5_0 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 16;
 
   // Codes -16..15 (the -16 folded in, no offset term).
   STRATA_HD static void decode_sub(const uint8_t* block, int /*sub: always 0*/, int8_t* q /*[32]*/,
@@ -28,11 +31,16 @@ struct Q5_0 {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q5_0>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q5_0>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q5_0>);
+static_assert(WideBlockFormat<Q5_0>);
 static_assert(2 + 4 + Q5_0::kBlockValues / 2 == Q5_0::kBlockBytes);
 
 }  // namespace strata

@@ -13,6 +13,9 @@ struct Q5_1 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = true;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 31;
 
   STRATA_HD static void decode_sub(const uint8_t* block, int /*sub: always 0*/, int8_t* q /*[32]*/,
                                    SubScale& s) {
@@ -28,11 +31,16 @@ struct Q5_1 {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q5_1>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q5_1>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q5_1>);
+static_assert(WideBlockFormat<Q5_1>);
 static_assert(4 + 4 + Q5_1::kBlockValues / 2 == Q5_1::kBlockBytes);
 
 }  // namespace strata

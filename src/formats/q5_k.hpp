@@ -13,6 +13,9 @@ struct Q5_K {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = true;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 32;
+  static constexpr int kWideMax = 31;
 
   static constexpr int kScalesOffset = 4, kQhOffset = 16, kQsOffset = 48;
 
@@ -29,11 +32,16 @@ struct Q5_K {
       q[l] = static_cast<int8_t>(((qs[l] >> shift) & 0x0F) | (((qh[l] >> sub) & 1) << 4));
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q5_K>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q5_K>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q5_K>);
+static_assert(WideBlockFormat<Q5_K>);
 static_assert(Q5_K::kQsOffset + Q5_K::kBlockValues / 2 == Q5_K::kBlockBytes);
 
 }  // namespace strata

@@ -15,6 +15,9 @@ struct Q6_K {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = true;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 16;
+  static constexpr int kWideMax = 32;
 
   static constexpr int kQlOffset = 0, kQhOffset = 128, kScalesOffset = 192, kDOffset = 208;
 
@@ -35,11 +38,16 @@ struct Q6_K {
     }
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Q6_K>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Q6_K>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Q6_K>);
+static_assert(WideBlockFormat<Q6_K>);
 static_assert(Q6_K::kDOffset + 2 == Q6_K::kBlockBytes);
 
 }  // namespace strata

@@ -9,11 +9,17 @@ namespace {
 template <class F>
 constexpr FormatInfo make_info() {
   FormatInfo info{F::kType, F::kName, F::kBlockValues, F::kBlockBytes, F::kInt8, false, false,
-                  &F::decode, nullptr};
+                  &F::decode, nullptr, F::kWide, 0, 0, nullptr};
   if constexpr (F::kInt8) {
     info.split_scales = F::kSplitScales;
     info.has_offset = F::kHasOffset;
     info.decode_sub = &F::decode_sub;
+  }
+  if constexpr (F::kWide) {
+    static_assert(WideBlockFormat<F>);
+    info.wide_span = F::kWideSpan;
+    info.wide_max = F::kWideMax;
+    info.decode_wide = &F::decode_wide;
   }
   return info;
 }

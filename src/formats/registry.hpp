@@ -29,6 +29,10 @@ struct FormatInfo {
   bool has_offset;     // offset/min term through activation sums
   void (*decode)(const uint8_t* block, float* out);
   void (*decode_sub)(const uint8_t* block, int sub, int8_t* q, SubScale& s);  // null unless int8
+  bool wide;           // the q10 path carries it (decode_wide exists)
+  int wide_span;       // S: values per span of the wide decode; 0 unless wide
+  int wide_max;        // W_f: bound on |w|; 0 unless wide
+  void (*decode_wide)(const uint8_t* block, int span, int16_t* w, WideScale& s);  // null unless wide
 };
 
 std::span<const FormatInfo> block_formats();

@@ -16,6 +16,9 @@ struct Tq1_0 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 1;
 
   static constexpr int kQsBytes = 48, kQhOffset = 48, kDOffset = 52;
 
@@ -38,11 +41,16 @@ struct Tq1_0 {
     for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(value_digit(block, 32 * sub + i) - 1);
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Tq1_0>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Tq1_0>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Tq1_0>);
+static_assert(WideBlockFormat<Tq1_0>);
 static_assert(32 * 5 + 16 * 5 + 4 * 4 == Tq1_0::kBlockValues);
 static_assert(Tq1_0::kDOffset + 2 == Tq1_0::kBlockBytes);
 

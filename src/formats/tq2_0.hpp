@@ -13,6 +13,9 @@ struct Tq2_0 {
   static constexpr bool kInt8 = true;
   static constexpr bool kSplitScales = false;
   static constexpr bool kHasOffset = false;
+  static constexpr bool kWide = true;
+  static constexpr int kWideSpan = 64;
+  static constexpr int kWideMax = 2;
 
   static constexpr int kDOffset = 64;
 
@@ -24,11 +27,16 @@ struct Tq2_0 {
     for (int m = 0; m < 32; ++m) q[m] = static_cast<int8_t>(((qs[m] >> shift) & 3) - 1);
   }
 
+  STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    decode_wide_by_sub<Tq2_0>(block, span, w, s);
+  }
+
   STRATA_HD static void decode(const uint8_t* block, float* out) {
     decode_by_sub<Tq2_0>(block, out);
   }
 };
 static_assert(Int8BlockFormat<Tq2_0>);
+static_assert(WideBlockFormat<Tq2_0>);
 static_assert(Tq2_0::kDOffset + 2 == Tq2_0::kBlockBytes);
 
 }  // namespace strata

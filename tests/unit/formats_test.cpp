@@ -105,11 +105,65 @@ TEST_P(FormatVectors, Int8DecompositionMatchesGgmlBitForBit) {
   RecordProperty("code_range", std::to_string(min_code) + ".." + std::to_string(max_code));
 }
 
+// q10: value i of a span = scale * w[i] (+ offset), two separate IEEE operations, against ggml;
+// every |w| within the format's declared W_f, which the compile-time 2^24 bound is written for.
+TEST_P(FormatVectors, WideDecompositionMatchesGgmlBitForBit) {
+  const DecodeVectors v = strata::test::load_decode_vectors(GetParam());
+  const FormatInfo& f = format_or_die(v.name);
+  ASSERT_TRUE(f.wide) << v.name << " has no wide (q10) decode";
+  ASSERT_NE(f.decode_wide, nullptr);
+  ASSERT_TRUE(f.wide_span == 16 || f.wide_span == 32 || f.wide_span == 64) << v.name;
+  ASSERT_EQ(v.block_values % f.wide_span, 0) << v.name;
+  ASSERT_LT(int64_t{f.wide_span} * strata::kQ10MaxCode * f.wide_max, int64_t{1} << 24) << v.name;
+  const int spans = v.block_values / f.wide_span;
+  std::vector<float> got(v.expected.size(), std::numeric_limits<float>::quiet_NaN());
+  int max_abs = 0;
+  for (int64_t b = 0; b < v.n_blocks; ++b) {
+    for (int span = 0; span < spans; ++span) {
+      std::vector<int16_t> w(static_cast<size_t>(f.wide_span), int16_t{-32768});  // poisoned
+      strata::WideScale s{NAN, NAN};
+      f.decode_wide(v.blocks.data() + b * v.block_bytes, span, w.data(), s);
+      if (!f.has_offset) {
+        ASSERT_EQ(strata::test::bits_of(s.offset), 0u) << v.name << " block " << b;
+      }
+      float* y = got.data() + b * v.block_values + span * f.wide_span;
+      for (int i = 0; i < f.wide_span; ++i) {
+        ASSERT_LE(std::abs(int{w[i]}), f.wide_max) << v.name << " block " << b << " span " << span;
+        const float product = s.scale * static_cast<float>(w[i]);
+        y[i] = f.has_offset ? product + s.offset : product;
+        max_abs = std::max(max_abs, std::abs(int{w[i]}));
+      }
+    }
+  }
+  std::string report;
+  EXPECT_EQ(strata::test::count_bit_mismatches(v, got.data(), report), 0) << v.name << "\n"
+                                                                          << report;
+  RecordProperty("wide_max_seen", std::to_string(max_abs));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTypes, FormatVectors,
                          ::testing::ValuesIn(strata::test::decode_vector_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+// Every registered format declares a wide decode whose spans fit the 2^24 bound; the concept
+// WideBlockFormat already refuses to compile one that does not.
+template <class... F>
+constexpr bool all_wide(strata::FormatList<F...>) {
+  return (strata::WideBlockFormat<F> && ...);
+}
+static_assert(all_wide(strata::AllBlockFormats{}), "every format carries the q10 wide decode");
+
+// The bound itself: a span of 64 with W_f = 514 would reach 64 * 511 * 514 >= 2^24.
+struct TooWide {
+  static constexpr int kBlockValues = 64, kWideSpan = 64, kWideMax = 514;
+};
+struct JustFits {
+  static constexpr int kBlockValues = 64, kWideSpan = 64, kWideMax = 513;
+};
+static_assert(!strata::wide_span_fits<TooWide>());
+static_assert(strata::wide_span_fits<JustFits>());
 
 TEST(FormatRegistry, KnowsExactlyTheManifestTypes) {
   const auto manifest = strata::test::decode_manifest();
