@@ -37,6 +37,14 @@ typedef enum strata_moe_arm {
   STRATA_MOE_ARM_FUSED = 2
 } strata_moe_arm;
 
+/* The numerics profile: one arithmetic contract each (docs/numerics.md). Every backend and arm of a
+ * profile gives the same bits; the two profiles give different (q10: about 3x more accurate) bits. */
+typedef enum strata_moe_numerics {
+  STRATA_MOE_NUMERICS_DEFAULT = 0, /* from the environment: STRATA_NUMERICS=q8|q10, else q8 */
+  STRATA_MOE_NUMERICS_Q8 = 1,      /* int8 codes per 32 values, fp32 fold per 32-wide slice */
+  STRATA_MOE_NUMERICS_Q10 = 2      /* int10 codes per 64 values, wide integer weights, fold per span */
+} strata_moe_numerics;
+
 typedef enum strata_moe_gating {
   STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM = 0, /* softmax over E, top-k, renormalised (qwen3moe) */
   STRATA_MOE_GATING_SOFTMAX_TOPK = 1,        /* softmax over E, top-k */
@@ -58,11 +66,19 @@ typedef struct strata_moe_layer_desc {
   strata_moe_tensor_desc gate, up, down;
 } strata_moe_layer_desc;
 
+/* Extensible: set struct_size to sizeof(strata_moe_run_options) (strata_moe_run_options_init does, and
+ * sets every field to its default). The library reads only the fields struct_size covers, so a
+ * caller built against an older header keeps working when fields are appended. */
 typedef struct strata_moe_run_options {
-  strata_moe_arm arm;  /* STRATA_MOE_ARM_DEFAULT: the environment decides */
-  int threads;         /* CPU threads; <= 0: the OpenMP default */
-  void* cuda_stream;   /* cudaStream_t for the CUDA backend; NULL = the default stream */
+  size_t struct_size;            /* sizeof(strata_moe_run_options) */
+  strata_moe_arm arm;            /* STRATA_MOE_ARM_DEFAULT: the environment decides */
+  int threads;                   /* CPU threads; <= 0: the OpenMP default */
+  void* cuda_stream;             /* cudaStream_t for the CUDA backend; NULL = the default stream */
+  strata_moe_numerics numerics;  /* STRATA_MOE_NUMERICS_DEFAULT: the environment decides */
 } strata_moe_run_options;
+
+/* Every field to its default, struct_size to sizeof(strata_moe_run_options). */
+void strata_moe_run_options_init(strata_moe_run_options* options);
 
 typedef struct strata_moe_layer strata_moe_layer;
 
@@ -74,7 +90,9 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const stra
                                           strata_moe_layer** layer);
 
 /* y[t] = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]).  x: [T, d] f32, ids: [T, k] int32 (distinct
- * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32. options may be NULL. */
+ * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32. options may be NULL (all
+ * defaults). A profile the backend has no arm for (q10 on CUDA in this version) is refused with
+ * STRATA_MOE_UNSUPPORTED, never run in another profile. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);

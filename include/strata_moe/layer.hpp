@@ -58,6 +58,13 @@ inline void route(const float* router, const float* x, int64_t n_tokens, int64_t
   check(strata_moe_route(router, x, n_tokens, d, n_expert, k, gating, ids, weights, threads));
 }
 
+// Run options with every field at its default (struct_size set); change the fields you need.
+inline strata_moe_run_options run_options() {
+  strata_moe_run_options options;
+  strata_moe_run_options_init(&options);
+  return options;
+}
+
 inline int cuda_device_count() {
   return strata_moe_cuda_device_count();
 }

@@ -8,6 +8,7 @@
 
 #include "cpu/moe_cpu.hpp"
 #include "pipeline/layer.hpp"
+#include "pipeline/numerics.hpp"
 #include "reference/oracle.hpp"
 
 namespace strata {
@@ -15,6 +16,7 @@ namespace strata {
 struct RunOptions {
   int threads = 0;              // CPU threads; <= 0: the OpenMP default
   void* cuda_stream = nullptr;  // cudaStream_t (CUDA backend)
+  Numerics numerics = Numerics::kQ8;
 };
 
 class LayerBackend {
@@ -45,5 +47,9 @@ std::unique_ptr<LayerBackend> make_host_memory_backend(std::string_view backend,
 
 // The arm the environment asks for: STRATA_PF_FUSED=1 selects fused, anything else production.
 Arm arm_from_env();
+
+// The profile the environment asks for: STRATA_NUMERICS=q8|q10, q8 when unset. Any other value
+// throws kInvalidArgument naming the variable.
+Numerics numerics_from_env();
 
 }  // namespace strata

@@ -1,6 +1,7 @@
 // The C API: argument checks, exception-to-status translation, dispatch to a LayerBackend.
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <new>
 #include <string>
 
@@ -85,9 +86,50 @@ strata::Arm resolve_arm(strata_moe_arm arm) {
                fmt::format("options.arm: unknown value {}", static_cast<int>(arm)));
 }
 
+strata::Numerics resolve_numerics(strata_moe_numerics numerics) {
+  switch (numerics) {
+    case STRATA_MOE_NUMERICS_DEFAULT:
+      return strata::numerics_from_env();
+    case STRATA_MOE_NUMERICS_Q8:
+      return strata::Numerics::kQ8;
+    case STRATA_MOE_NUMERICS_Q10:
+      return strata::Numerics::kQ10;
+  }
+  strata::fail(Status::kInvalidArgument,
+               fmt::format("options.numerics: unknown value {}", static_cast<int>(numerics)));
+}
+
+// The caller's options, field by field as far as its struct_size reaches; defaults beyond.
+strata_moe_run_options read_options(const strata_moe_run_options* options) {
+  strata_moe_run_options out;
+  strata_moe_run_options_init(&out);
+  if (options == nullptr) return out;
+  constexpr size_t kFirstVersionBytes = offsetof(strata_moe_run_options, cuda_stream) + sizeof(void*);
+  require(options->struct_size >= kFirstVersionBytes, Status::kInvalidArgument,
+          fmt::format("options.struct_size: {} (set it to sizeof(strata_moe_run_options) = {}, or "
+                      "call strata_moe_run_options_init)",
+                      options->struct_size, sizeof(strata_moe_run_options)));
+  out.arm = options->arm;
+  out.threads = options->threads;
+  out.cuda_stream = options->cuda_stream;
+  if (options->struct_size >= offsetof(strata_moe_run_options, numerics) + sizeof(strata_moe_numerics))
+    out.numerics = options->numerics;
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
+
+void strata_moe_run_options_init(strata_moe_run_options* options) {
+  if (options == nullptr) return;
+  *options = strata_moe_run_options{};
+  options->struct_size = sizeof(strata_moe_run_options);
+  options->arm = STRATA_MOE_ARM_DEFAULT;
+  options->threads = 0;
+  options->cuda_stream = nullptr;
+  options->numerics = STRATA_MOE_NUMERICS_DEFAULT;
+}
 
 const char* strata_moe_last_error(void) {
   return g_last_error.c_str();
@@ -126,12 +168,12 @@ strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, 
     require(ids != nullptr, Status::kInvalidArgument, "ids: null pointer");
     require(weights != nullptr, Status::kInvalidArgument, "weights: null pointer");
     require(y != nullptr, Status::kInvalidArgument, "y: null pointer");
-    const strata_moe_run_options defaults{STRATA_MOE_ARM_DEFAULT, 0, nullptr};
-    const strata_moe_run_options& opt = options != nullptr ? *options : defaults;
+    const strata_moe_run_options opt = read_options(options);
     strata::LayerInputs in{x, ids, weights, n_tokens, k};
     strata::RunOptions run_options;
     run_options.threads = opt.threads;
     run_options.cuda_stream = opt.cuda_stream;
+    run_options.numerics = resolve_numerics(opt.numerics);
     layer->backend->run(in, resolve_arm(opt.arm), run_options, y);
   });
 }

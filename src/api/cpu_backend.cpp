@@ -16,7 +16,7 @@ class CpuBackend final : public LayerBackend {
   }
   const char* name() const override { return "cpu"; }
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    run_layer_cpu(weights_, in, arm, options.threads, y);
+    run_layer_cpu(weights_, in, arm, options.threads, y, nullptr, options.numerics);
   }
 
  private:
@@ -39,6 +39,15 @@ std::unique_ptr<LayerBackend> make_host_memory_backend(std::string_view backend,
 
 Arm arm_from_env() {
   return env_equals("STRATA_PF_FUSED", "1") ? Arm::kFused : Arm::kProduction;
+}
+
+Numerics numerics_from_env() {
+  const char* value = std::getenv("STRATA_NUMERICS");
+  if (value == nullptr || *value == '\0') return Numerics::kQ8;
+  const std::optional<Numerics> parsed = parse_numerics(value);
+  require(parsed.has_value(), Status::kInvalidArgument,
+          "STRATA_NUMERICS: '" + std::string(value) + "' is not a profile (q8 or q10)");
+  return *parsed;
 }
 
 }  // namespace strata

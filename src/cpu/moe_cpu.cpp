@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "cpu/tile_ops.hpp"
 #include "pipeline/arith.hpp"
+#include "pipeline/arith_q10.hpp"
 #include "pipeline/grouping.hpp"
 #include "pipeline/quantize.hpp"
 #include "pipeline/routing.hpp"
@@ -19,12 +20,76 @@ namespace {
 using cpu::ActivationView;
 using cpu::DecodedRows;
 using cpu::FormatOps;
+using cpu::WideActivationView;
+using cpu::WideFormatOps;
+using cpu::WideRows;
 
 constexpr int kMaxTopK = 64;
 // Below this many multiply-adds a parallel region costs more than it saves (never changes bits).
 constexpr int64_t kParallelMin = int64_t{1} << 22;
-// Rows per requantisation block of h: a fused gate/up tile must cover whole blocks.
-constexpr int kFusedTileFeatures = kSubBlockValues;
+
+// ---- the two profiles as policies: one arm body serves both -----------------------------------
+// q8: int8 codes per 32 values, decode_sub tiles, fold per 32-wide slice (pipeline/arith.hpp).
+struct Q8Profile {
+  using Rows = QuantizedRows;
+  using Ops = FormatOps;
+  using Tile = DecodedRows;
+  using View = ActivationView;
+  // Features per requantisation block of h: a fused gate/up tile covers whole blocks.
+  static constexpr int kRequantValues = kSubBlockValues;
+
+  static Ops ops(const ExpertTensor& t) { return cpu::format_ops(t.type, t.name); }
+  static void quantize(const float* x, int64_t rows, int64_t cols, Rows& out, int threads) {
+    quantize_rows(x, rows, cols, out, threads);
+  }
+  static View view(const Rows& q) {
+    return {q.codes.data(), q.scales.data(), q.half_sums.data(), q.cols};
+  }
+  static void resize(Rows& q, int64_t rows, int64_t cols) {
+    q.rows = rows;
+    q.cols = cols;
+    q.codes.resize(static_cast<size_t>(rows * cols));
+    q.scales.resize(static_cast<size_t>(rows * cols / kSubBlockValues));
+    q.half_sums.resize(static_cast<size_t>(rows * cols / 16));
+  }
+  // h[0 .. n) of row `row` from column `col` (a block boundary) into q.
+  static void quantize_block(const float* h, int n, Rows& q, int64_t row, int64_t col) {
+    const int64_t block = row * (q.cols / kSubBlockValues) + col / kSubBlockValues;
+    (void)n;  // always one whole 32-value block
+    quantize_block32(h, q.codes.data() + row * q.cols + col, &q.scales[block],
+                     &q.half_sums[2 * block]);
+  }
+};
+
+// q10: int16 codes per 64 values, wide-decode tiles, fold per span (pipeline/arith_q10.hpp).
+struct Q10Profile {
+  using Rows = QuantizedRowsQ10;
+  using Ops = WideFormatOps;
+  using Tile = WideRows;
+  using View = WideActivationView;
+  static constexpr int kRequantValues = kQ10BlockValues;
+
+  static Ops ops(const ExpertTensor& t) { return cpu::wide_format_ops(t.type, t.name); }
+  static void quantize(const float* x, int64_t rows, int64_t cols, Rows& out, int threads) {
+    quantize_rows_q10(x, rows, cols, out, threads);
+  }
+  static View view(const Rows& q) {
+    return {q.codes.data(), q.scales.data(), q.sums.data(), q.cols, q.blocks_per_row};
+  }
+  static void resize(Rows& q, int64_t rows, int64_t cols) {
+    q.rows = rows;
+    q.cols = cols;
+    q.blocks_per_row = q10_blocks_per_row(cols);
+    q.codes.resize(static_cast<size_t>(rows * cols));
+    q.scales.resize(static_cast<size_t>(rows * q.blocks_per_row));
+    q.sums.resize(static_cast<size_t>(rows * cols / kQ10SumValues));
+  }
+  static void quantize_block(const float* h, int n, Rows& q, int64_t row, int64_t col) {
+    quantize_block_q10(h, n, q.codes.data() + row * q.cols + col,
+                       &q.scales[row * q.blocks_per_row + col / kQ10BlockValues],
+                       &q.sums[row * (q.cols / kQ10SumValues) + col / kQ10SumValues]);
+  }
+};
 
 // One unit of parallel work: `rows` weight rows of one expert against all of its pairs.
 struct WorkItem {
@@ -72,32 +137,31 @@ void validate_inputs(const MoeLayerWeights& layer, const LayerInputs& in, const 
                                                  i / layer.d, i % layer.d, in.x[i]));
 }
 
+template <class P>
 struct Prepared {
   Grouping grouping;
-  QuantizedRows xq;
+  typename P::Rows xq;
   std::vector<int32_t> pair_rows;  // [P] 0..P-1: down reads h rows in sorted-pair order
-  FormatOps gate_ops, up_ops, down_ops;
+  typename P::Ops gate_ops, up_ops, down_ops;
 };
 
-Prepared prepare(const MoeLayerWeights& layer, const LayerInputs& in, int threads) {
-  Prepared p;
-  p.gate_ops = cpu::format_ops(layer.gate.type, layer.gate.name);
-  p.up_ops = cpu::format_ops(layer.up.type, layer.up.name);
-  p.down_ops = cpu::format_ops(layer.down.type, layer.down.name);
-  quantize_rows(in.x, in.n_tokens, layer.d, p.xq, threads);
+template <class P>
+Prepared<P> prepare(const MoeLayerWeights& layer, const LayerInputs& in, int threads) {
+  Prepared<P> p;
+  p.gate_ops = P::ops(layer.gate);
+  p.up_ops = P::ops(layer.up);
+  p.down_ops = P::ops(layer.down);
+  P::quantize(in.x, in.n_tokens, layer.d, p.xq, threads);
   p.grouping = group_by_expert(in.ids, in.n_tokens, in.k, layer.n_expert);
   p.pair_rows.resize(p.grouping.pair_token.size());
   std::iota(p.pair_rows.begin(), p.pair_rows.end(), 0);
   return p;
 }
 
-ActivationView view_of(const QuantizedRows& q) {
-  return {q.codes.data(), q.scales.data(), q.half_sums.data(), q.cols};
-}
-
 // out[pair, r] for every pair of the tile's expert: [P sorted, out_features] row-major.
-void project_stage(const ExpertTensor& tensor, const FormatOps& ops, const Grouping& g,
-                   const ActivationView& act,
+template <class P>
+void project_stage(const ExpertTensor& tensor, const typename P::Ops& ops, const Grouping& g,
+                   const typename P::View& act,
                    const int32_t* act_rows /*[P] activation row of each sorted pair*/, float* out,
                    int threads) {
   const std::vector<WorkItem> items =
@@ -109,7 +173,7 @@ void project_stage(const ExpertTensor& tensor, const FormatOps& ops, const Group
   // change which thread runs it, never its bits.
 #pragma omp parallel num_threads(threads) if (work >= kParallelMin)
   {
-    DecodedRows tile;
+    typename P::Tile tile;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t i = 0; i < n_items; ++i) {
       const WorkItem& item = items[i];
@@ -148,21 +212,23 @@ void unsort_rows(const Grouping& g, const std::vector<float>& sorted, int64_t co
 }
 
 // ---- production: quantise -> gate -> up -> SwiGLU + requant -> down -> combine ----------------
+template <class P>
 void run_production(const MoeLayerWeights& layer, const LayerInputs& in, int threads, float* y,
                     CpuDebugOutputs* debug) {
-  Prepared p = prepare(layer, in, threads);
+  Prepared<P> p = prepare<P>(layer, in, threads);
   const Grouping& g = p.grouping;
   const int64_t n_pairs = in.n_tokens * in.k, f = layer.f, d = layer.d;
-  const ActivationView x_view = view_of(p.xq);
+  const typename P::View x_view = P::view(p.xq);
   std::vector<float> gate(static_cast<size_t>(n_pairs * f)), up(gate.size()), h(gate.size());
-  project_stage(layer.gate, p.gate_ops, g, x_view, g.pair_token.data(), gate.data(), threads);
-  project_stage(layer.up, p.up_ops, g, x_view, g.pair_token.data(), up.data(), threads);
+  project_stage<P>(layer.gate, p.gate_ops, g, x_view, g.pair_token.data(), gate.data(), threads);
+  project_stage<P>(layer.up, p.up_ops, g, x_view, g.pair_token.data(), up.data(), threads);
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_pairs * f >= kParallelMin)
   for (int64_t i = 0; i < n_pairs * f; ++i) h[i] = swiglu(gate[i], up[i]);
-  QuantizedRows hq;
-  quantize_rows(h.data(), n_pairs, f, hq, threads);
+  typename P::Rows hq;
+  P::quantize(h.data(), n_pairs, f, hq, threads);
   std::vector<float> down(static_cast<size_t>(n_pairs * d));
-  project_stage(layer.down, p.down_ops, g, view_of(hq), p.pair_rows.data(), down.data(), threads);
+  project_stage<P>(layer.down, p.down_ops, g, P::view(hq), p.pair_rows.data(), down.data(),
+                   threads);
   combine(
       in, d,
       [&](int64_t t, int j) { return down.data() + int64_t{g.slot_to_pair[t * in.k + j]} * d; }, y,
@@ -176,55 +242,54 @@ void run_production(const MoeLayerWeights& layer, const LayerInputs& in, int thr
 }
 
 // ---- fused: per expert tile, gate/up + SwiGLU + requant in one pass; then down per slot ------
+template <class P>
 void run_fused(const MoeLayerWeights& layer, const LayerInputs& in, int threads, float* y,
                CpuDebugOutputs* debug) {
-  Prepared p = prepare(layer, in, threads);
+  constexpr int kTile = P::kRequantValues;  // features per gate/up tile: whole requant blocks
+  Prepared<P> p = prepare<P>(layer, in, threads);
   const Grouping& g = p.grouping;
   const int64_t n_pairs = in.n_tokens * in.k, f = layer.f, d = layer.d, k = in.k;
-  const ActivationView x_view = view_of(p.xq);
-  // h codes in sorted-pair order: [P, f] int8, [P, f/32] scales, [P, f/16] half sums.
-  QuantizedRows hq;
-  hq.rows = n_pairs;
-  hq.cols = f;
-  hq.codes.resize(static_cast<size_t>(n_pairs * f));
-  hq.scales.resize(static_cast<size_t>(n_pairs * f / kSubBlockValues));
-  hq.half_sums.resize(static_cast<size_t>(n_pairs * f / 16));
+  const typename P::View x_view = P::view(p.xq);
+  // h codes in sorted-pair order.
+  typename P::Rows hq;
+  P::resize(hq, n_pairs, f);
   if (debug != nullptr) {
     debug->gate.assign(static_cast<size_t>(n_pairs * f), NAN);
     debug->up.assign(debug->gate.size(), NAN);
     debug->h.assign(debug->gate.size(), NAN);
   }
-  const std::vector<WorkItem> gate_up_items = make_work(g, f, kFusedTileFeatures);
+  // NOTE: the last tile of a row is shorter when f is not a multiple of kTile; it is then one
+  // whole (short) requantisation block of the profile.
+  const std::vector<WorkItem> gate_up_items = make_work(g, f, kTile);
   const int64_t n_gate_up = static_cast<int64_t>(gate_up_items.size());
   const bool parallel = n_pairs * f * d >= kParallelMin;
 #pragma omp parallel num_threads(threads) if (parallel)
   {
-    DecodedRows gate_tile, up_tile;
-    std::vector<float> gate_out, up_out;  // [pairs of the expert, 32]
+    typename P::Tile gate_tile, up_tile;
+    std::vector<float> gate_out, up_out;  // [pairs of the expert, item rows]
 #pragma omp for schedule(dynamic, 1)
     for (int64_t i = 0; i < n_gate_up; ++i) {
       const WorkItem& item = gate_up_items[i];
       const int32_t first = g.expert_offsets[item.expert], rows = g.expert_rows(item.expert);
       const int32_t* tokens = g.pair_token.data() + first;
-      p.gate_ops.decode_rows(layer.gate, item.expert, item.row_begin, item.rows, gate_tile);
-      p.up_ops.decode_rows(layer.up, item.expert, item.row_begin, item.rows, up_tile);
-      gate_out.resize(static_cast<size_t>(rows) * kFusedTileFeatures);
+      const int width = item.rows;
+      p.gate_ops.decode_rows(layer.gate, item.expert, item.row_begin, width, gate_tile);
+      p.up_ops.decode_rows(layer.up, item.expert, item.row_begin, width, up_tile);
+      gate_out.resize(static_cast<size_t>(rows) * width);
       up_out.resize(gate_out.size());
-      p.gate_ops.project(gate_tile, x_view, tokens, rows, gate_out.data(), kFusedTileFeatures);
-      p.up_ops.project(up_tile, x_view, tokens, rows, up_out.data(), kFusedTileFeatures);
+      p.gate_ops.project(gate_tile, x_view, tokens, rows, gate_out.data(), width);
+      p.up_ops.project(up_tile, x_view, tokens, rows, up_out.data(), width);
       for (int32_t r = 0; r < rows; ++r) {
-        float h[kFusedTileFeatures];
-        for (int c = 0; c < kFusedTileFeatures; ++c)
-          h[c] = swiglu(gate_out[r * kFusedTileFeatures + c], up_out[r * kFusedTileFeatures + c]);
-        const int64_t pair = first + r,
-                      block = pair * (f / kSubBlockValues) + item.row_begin / kSubBlockValues;
-        quantize_block32(h, hq.codes.data() + pair * f + item.row_begin, &hq.scales[block],
-                         &hq.half_sums[2 * block]);
+        float h[kTile];
+        for (int c = 0; c < width; ++c)
+          h[c] = swiglu(gate_out[r * width + c], up_out[r * width + c]);
+        const int64_t pair = first + r;
+        P::quantize_block(h, width, hq, pair, item.row_begin);
         if (debug != nullptr) {
           const int64_t slot = int64_t{g.pair_token[pair]} * k + g.pair_slot[pair];
-          for (int c = 0; c < kFusedTileFeatures; ++c) {
-            debug->gate[slot * f + item.row_begin + c] = gate_out[r * kFusedTileFeatures + c];
-            debug->up[slot * f + item.row_begin + c] = up_out[r * kFusedTileFeatures + c];
+          for (int c = 0; c < width; ++c) {
+            debug->gate[slot * f + item.row_begin + c] = gate_out[r * width + c];
+            debug->up[slot * f + item.row_begin + c] = up_out[r * width + c];
             debug->h[slot * f + item.row_begin + c] = h[c];
           }
         }
@@ -235,10 +300,10 @@ void run_fused(const MoeLayerWeights& layer, const LayerInputs& in, int threads,
   std::vector<float> down_slots(static_cast<size_t>(n_pairs * d));
   const std::vector<WorkItem> down_items = make_work(g, d, tile_rows_for(f));
   const int64_t n_down = static_cast<int64_t>(down_items.size());
-  const ActivationView h_view = view_of(hq);
+  const typename P::View h_view = P::view(hq);
 #pragma omp parallel num_threads(threads) if (parallel)
   {
-    DecodedRows tile;
+    typename P::Tile tile;
     std::vector<float> out;  // [pairs of the expert, tile rows]
 #pragma omp for schedule(dynamic, 1)
     for (int64_t i = 0; i < n_down; ++i) {
@@ -259,16 +324,25 @@ void run_fused(const MoeLayerWeights& layer, const LayerInputs& in, int threads,
   if (debug != nullptr) debug->down = std::move(down_slots);
 }
 
+template <class P>
+void run_arm(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads, float* y,
+             CpuDebugOutputs* debug) {
+  if (arm == Arm::kFused)
+    run_fused<P>(layer, in, threads, y, debug);
+  else
+    run_production<P>(layer, in, threads, y, debug);
+}
+
 }  // namespace
 
 void run_layer_cpu(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads,
-                   float* y, CpuDebugOutputs* debug) {
+                   float* y, CpuDebugOutputs* debug, Numerics numerics) {
   validate_inputs(layer, in, y);
   const int n_threads = resolve_threads(threads);
-  if (arm == Arm::kFused)
-    run_fused(layer, in, n_threads, y, debug);
+  if (numerics == Numerics::kQ10)
+    run_arm<Q10Profile>(layer, in, arm, n_threads, y, debug);
   else
-    run_production(layer, in, n_threads, y, debug);
+    run_arm<Q8Profile>(layer, in, arm, n_threads, y, debug);
 }
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pipeline/layer.hpp"
+#include "pipeline/numerics.hpp"
 #include "reference/oracle.hpp"
 
 namespace strata {
@@ -18,8 +19,9 @@ struct CpuDebugOutputs {
   std::vector<float> down;  // [(t, j), d] per-slot down rows
 };
 
-// y: [T, d]. Throws Error naming the argument for bad inputs or unsupported formats.
+// y: [T, d]. Throws Error naming the argument for bad inputs or unsupported formats (a format
+// without a wide decode under q10 is refused naming the tensor and its type).
 void run_layer_cpu(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads,
-                   float* y, CpuDebugOutputs* debug = nullptr);
+                   float* y, CpuDebugOutputs* debug = nullptr, Numerics numerics = Numerics::kQ8);
 
 }  // namespace strata

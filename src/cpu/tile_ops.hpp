@@ -39,4 +39,36 @@ struct FormatOps {
 // Throws Error(kUnsupported) naming `tensor_name` for a format the int8 path does not carry.
 FormatOps format_ops(GgmlType type, const std::string& tensor_name);
 
+// ---- q10 ------------------------------------------------------------------------------------
+// A tile of weight rows in the format's wide decode.
+struct WideRows {
+  int rows = 0;
+  int64_t cols = 0;                // in_features
+  int span = 0;                    // S of the format
+  std::vector<int16_t> w;          // [rows, cols] integer weights
+  std::vector<WideScale> scales;   // [rows, cols / span]
+};
+
+// q10 activation rows (pipeline/quantize.hpp, QuantizedRowsQ10), row-major.
+struct WideActivationView {
+  const int16_t* codes = nullptr;  // [rows, cols]
+  const float* scales = nullptr;   // [rows, blocks_per_row], one per 64 values
+  const int32_t* sums = nullptr;   // [rows, cols / 16]
+  int64_t cols = 0;
+  int64_t blocks_per_row = 0;
+};
+
+struct WideFormatOps {
+  void (*decode_rows)(const ExpertTensor& tensor, int64_t expert, int64_t row_begin, int rows,
+                      WideRows& out);
+  // out[i * out_stride + r] = the q10 fold of weight row r against activation row act_rows[i]:
+  // spans in k order from 0.0f (pipeline/arith_q10.hpp, fold_span).
+  void (*project)(const WideRows& w, const WideActivationView& a,
+                  const int32_t* act_rows /*[n_act]*/, int n_act, float* out, int64_t out_stride);
+  int span;  // S of the format
+};
+
+// Throws Error(kUnsupported) naming `tensor_name` for a format without a wide decode.
+WideFormatOps wide_format_ops(GgmlType type, const std::string& tensor_name);
+
 }  // namespace strata::cpu

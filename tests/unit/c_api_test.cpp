@@ -2,6 +2,9 @@
 // a status and a message naming the argument; no exception crosses the boundary.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdlib>
+
 #include <cmath>
 #include <string>
 
@@ -65,7 +68,9 @@ TEST(CApi, RunEqualsRunLayerCpuBitwise) {
   for (auto [c_arm, arm] : {std::pair{STRATA_MOE_ARM_PRODUCTION, Arm::kProduction},
                             std::pair{STRATA_MOE_ARM_FUSED, Arm::kFused}}) {
     std::vector<float> y_api = test::poisoned(n_y), y_ref = test::poisoned(n_y);
-    const strata_moe_run_options options{c_arm, 2, nullptr};
+    strata_moe_run_options options = strata_moe::run_options();
+    options.arm = c_arm;
+    options.threads = 2;
     layer.run(fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k,
               y_api.data(), &options);
     run_layer_cpu(w,
@@ -83,6 +88,50 @@ TEST(CApi, RunEqualsRunLayerCpuBitwise) {
       LayerInputs{fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k},
       Arm::kProduction, 1, y_ref.data());
   EXPECT_EQ(test::count_bitwise_diffs(y_default.data(), y_ref.data(), n_y), 0);
+}
+
+// The profile is part of the call: q10 through the C API equals the q10 CPU arm bitwise, differs
+// from q8, and STRATA_NUMERICS is the default of a call that names none.
+TEST(CApi, NumericsProfileIsPartOfTheCall) {
+  Fixture fx("c_api_numerics");
+  SCOPED_TRACE("seed " + std::to_string(fx.seed));
+  const MoeLayerWeights& w = fx.layer.weights;
+  const int64_t n_y = fx.n_tokens * w.d;
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, desc_of(w));
+  const LayerInputs in{fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens,
+                       fx.k};
+  std::vector<float> y_q10 = test::poisoned(n_y), y_q8 = test::poisoned(n_y);
+  run_layer_cpu(w, in, Arm::kProduction, 1, y_q10.data(), nullptr, Numerics::kQ10);
+  run_layer_cpu(w, in, Arm::kProduction, 1, y_q8.data(), nullptr, Numerics::kQ8);
+  EXPECT_GT(test::count_bitwise_diffs(y_q10.data(), y_q8.data(), n_y), 0)
+      << "the two profiles must give different bits";
+  for (auto c_arm : {STRATA_MOE_ARM_PRODUCTION, STRATA_MOE_ARM_FUSED}) {
+    strata_moe_run_options options = strata_moe::run_options();
+    options.arm = c_arm;
+    options.numerics = STRATA_MOE_NUMERICS_Q10;
+    std::vector<float> y = test::poisoned(n_y);
+    layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y.data(), &options);
+    EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_q10.data(), n_y), 0);
+  }
+  // A caller built against the first header version (no numerics field) gets the default.
+  strata_moe_run_options old = strata_moe::run_options();
+  old.struct_size = offsetof(strata_moe_run_options, numerics);
+  old.numerics = STRATA_MOE_NUMERICS_Q10;  // beyond struct_size: must not be read
+  std::vector<float> y_old = test::poisoned(n_y);
+  ASSERT_EQ(unsetenv("STRATA_NUMERICS"), 0);
+  layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y_old.data(), &old);
+  EXPECT_EQ(test::count_bitwise_diffs(y_old.data(), y_q8.data(), n_y), 0);
+  // STRATA_NUMERICS decides a call that names no profile; a bad value is an error naming it.
+  ASSERT_EQ(setenv("STRATA_NUMERICS", "q10", 1), 0);
+  std::vector<float> y_env = test::poisoned(n_y);
+  layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y_env.data());
+  EXPECT_EQ(test::count_bitwise_diffs(y_env.data(), y_q10.data(), n_y), 0);
+  ASSERT_EQ(setenv("STRATA_NUMERICS", "q9", 1), 0);
+  std::vector<float> y_bad = test::poisoned(n_y);
+  expect_names(strata_moe_layer_run(layer.get(), in.x, in.ids, in.weights, in.n_tokens, in.k,
+                                    y_bad.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "STRATA_NUMERICS");
+  ASSERT_EQ(unsetenv("STRATA_NUMERICS"), 0);
 }
 
 TEST(CApi, CreateRejectsBadDescriptors) {
@@ -165,9 +214,18 @@ TEST(CApi, RunRejectsBadArguments) {
   bad_x[17] = INFINITY;
   expect_names(strata_moe_layer_run(h, bad_x.data(), ids, w, fx.n_tokens, fx.k, y.data(), nullptr),
                STRATA_MOE_INVALID_ARGUMENT, "x");
-  const strata_moe_run_options bad_arm{static_cast<strata_moe_arm>(9), 1, nullptr};
+  strata_moe_run_options bad_arm = strata_moe::run_options();
+  bad_arm.arm = static_cast<strata_moe_arm>(9);
   expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, fx.k, y.data(), &bad_arm),
                STRATA_MOE_INVALID_ARGUMENT, "arm");
+  strata_moe_run_options bad_numerics = strata_moe::run_options();
+  bad_numerics.numerics = static_cast<strata_moe_numerics>(7);
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, fx.k, y.data(), &bad_numerics),
+               STRATA_MOE_INVALID_ARGUMENT, "numerics");
+  strata_moe_run_options no_size = strata_moe::run_options();
+  no_size.struct_size = 0;
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, fx.k, y.data(), &no_size),
+               STRATA_MOE_INVALID_ARGUMENT, "struct_size");
 
   // The C++ wrapper carries status and message.
   try {

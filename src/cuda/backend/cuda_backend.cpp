@@ -1,6 +1,7 @@
 // The CUDA LayerBackend behind the C API and the CLI: device-resident weights (native GGUF
 // blocks), device inputs and output, asynchronous on the caller's stream.
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <memory>
 #include <mutex>
@@ -49,6 +50,14 @@ void require_device_pointer(const void* p, const char* what) {
           Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer (the CUDA backend reads device memory)");
 }
 
+// NOTE: a q10 call is refused, never run as q8: the two profiles give different bits.
+void require_cuda_profile(Numerics numerics) {
+  require(numerics == Numerics::kQ8, Status::kUnsupported,
+          fmt::format("numerics: the {} profile has no CUDA arm in this build; run it on the CPU "
+                      "backend or choose q8",
+                      numerics_name(numerics)));
+}
+
 class CudaBackend final : public LayerBackend {
  public:
   explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
@@ -62,6 +71,7 @@ class CudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+    require_cuda_profile(options.numerics);
     if (in.n_tokens > 0) {
       require_device_pointer(in.x, "x");
       require_device_pointer(in.ids, "ids");
@@ -94,6 +104,7 @@ class HostCudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+    require_cuda_profile(options.numerics);
     require(in.n_tokens >= 0 && in.k >= 1, Status::kInvalidArgument, "n_tokens, k: out of range");
     if (in.n_tokens == 0) return;
     validate_routing(in.ids, in.weights, in.n_tokens, in.k, weights_.n_expert, "ids", "weights");
