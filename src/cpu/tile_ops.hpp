@@ -70,5 +70,8 @@ struct WideFormatOps {
 
 // Throws Error(kUnsupported) naming `tensor_name` for a format without a wide decode.
 WideFormatOps wide_format_ops(GgmlType type, const std::string& tensor_name);
+// The same with the plain scalar projection (the definition the vector path must reproduce; for
+// tests).
+WideFormatOps wide_format_ops_scalar(GgmlType type, const std::string& tensor_name);
 
 }  // namespace strata::cpu

@@ -129,18 +129,29 @@ void project_wide(const WideRows& w, const WideActivationView& a, const int32_t*
 #endif
 }
 
-}  // namespace
-
-WideFormatOps wide_format_ops(GgmlType type, const std::string& tensor_name) {
+template <bool kScalar>
+WideFormatOps make_wide_ops(GgmlType type, const std::string& tensor_name) {
   WideFormatOps ops{nullptr, nullptr, 0};
   visit_format(type, [&](auto tag) {
     using F = typename decltype(tag)::Format;
-    if constexpr (F::kWide) ops = WideFormatOps{&decode_rows_wide<F>, &project_wide<F>, F::kWideSpan};
+    if constexpr (F::kWide)
+      ops = WideFormatOps{&decode_rows_wide<F>, kScalar ? &project_scalar<F> : &project_wide<F>,
+                          F::kWideSpan};
   });
   require(ops.project != nullptr, Status::kUnsupported,
           fmt::format("tensor '{}': type {} has no wide decode: the q10 profile cannot run it",
                       tensor_name, ggml_type_name(type)));
   return ops;
+}
+
+}  // namespace
+
+WideFormatOps wide_format_ops(GgmlType type, const std::string& tensor_name) {
+  return make_wide_ops<false>(type, tensor_name);
+}
+
+WideFormatOps wide_format_ops_scalar(GgmlType type, const std::string& tensor_name) {
+  return make_wide_ops<true>(type, tensor_name);
 }
 
 }  // namespace strata::cpu
