@@ -1,5 +1,7 @@
 #include "bench/cell.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -77,6 +79,32 @@ std::vector<ArmChoice> parse_arms(std::string_view csv) {
 bool arms_claim_bitwise(Arm a, Arm b) {
   const auto known = [](Arm arm) { return arm == Arm::kProduction || arm == Arm::kFused; };
   return known(a) && known(b);
+}
+
+bool arms_claim_bitwise(const ArmChoice& a, const ArmChoice& b) {
+  return a.numerics == b.numerics && arms_claim_bitwise(a.arm, b.arm);
+}
+
+void apply_numerics(std::vector<ArmChoice>& arms, std::string_view csv) {
+  std::vector<Numerics> profiles;
+  size_t start = 0;
+  while (start <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', start), csv.size());
+    const std::string name = trim(csv.substr(start, comma - start));
+    const std::optional<Numerics> n = parse_numerics(name);
+    require(n.has_value(), Status::kInvalidArgument,
+            fmt::format("--numerics: unknown profile '{}' (q8 or q10)", name));
+    profiles.push_back(*n);
+    start = comma + 1;
+  }
+  require(profiles.size() == 1 || profiles.size() == 2, Status::kInvalidArgument,
+          fmt::format("--numerics: '{}' names {} profiles; give one (both arms) or two, A,B", csv,
+                      profiles.size()));
+  for (size_t a = 0; a < arms.size(); ++a)
+    arms[a].numerics = profiles[std::min(a, profiles.size() - 1)];
+  const bool label = profiles.size() == 2 || profiles[0] != Numerics::kQ8;
+  if (label)
+    for (ArmChoice& arm : arms) arm.name += std::string("/") + numerics_name(arm.numerics);
 }
 
 std::string CellSpec::geometry_label() const {

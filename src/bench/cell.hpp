@@ -33,7 +33,13 @@ struct ArmChoice {
   Arm arm;
   bool wmma = false;  // fused on the 16x16x16 tile primitive (CUDA: STRATA_PF_FUSED_WMMA=1)
   bool sm80 = false;  // fused on the sm_80 kernels even on sm_90a (CUDA: STRATA_PF_FUSED_HOPPER=0)
+  Numerics numerics = Numerics::kQ8;
 };
+
+// --numerics "P" (both arms) or "P,Q" (A in P, B in Q): sets each arm's profile and, when the two
+// differ or any is q10, appends "/q8" or "/q10" to the arm names. Throws Error(kInvalidArgument)
+// naming --numerics for an unknown profile or a count other than one or two.
+void apply_numerics(std::vector<ArmChoice>& arms, std::string_view csv);
 
 // "A,B" -> two arms. Throws Error(kInvalidArgument) naming the unknown arm and the known ones.
 std::vector<ArmChoice> parse_arms(std::string_view csv);
@@ -42,6 +48,8 @@ std::vector<ArmChoice> parse_arms(std::string_view csv);
 // demands zero differing elements, not just the oracle bounds). Every pair of production and
 // fused does: both fold each output in the same order on every backend.
 bool arms_claim_bitwise(Arm a, Arm b);
+// The same, for two arm choices: never across profiles (they define different bits).
+bool arms_claim_bitwise(const ArmChoice& a, const ArmChoice& b);
 
 // Everything that names a cell; the runner fills the rest from it.
 struct CellSpec {

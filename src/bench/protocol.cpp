@@ -77,8 +77,10 @@ ErrorStats compare_to_reference(const float* got, const double* ref, int64_t row
 
 AgreementCheck check_agreement(const MoeLayerWeights& host_layer, const LayerInputs& in,
                                const float* y_a, const float* y_b, bool bitwise_claimed,
-                               int64_t oracle_tokens, int threads) {
+                               int64_t oracle_tokens, int threads, Numerics numerics_a,
+                               Numerics numerics_b) {
   AgreementCheck check;
+  std::vector<double> oracle_y_a;  // A's oracle y, reused by B in the same profile
   check.bitwise_claimed = bitwise_claimed;
   const int64_t d = host_layer.d;
   check.compared_elems = in.n_tokens * d;
@@ -92,31 +94,40 @@ AgreementCheck check_agreement(const MoeLayerWeights& host_layer, const LayerInp
   check.oracle_tokens = subset.n_tokens;
   // "The same requantised h" of DESIGN.md: the oracle's down product is fed the CPU production
   // arm's h, so an h code that flips at a rounding boundary between fp32 and double does not count
-  // against the arms; that h is itself held to the oracle's own h below.
-  CpuDebugOutputs reference_arm;
-  std::vector<float> reference_y(static_cast<size_t>(subset.n_tokens * d));
-  run_layer_cpu(host_layer, subset, Arm::kProduction, threads, reference_y.data(), &reference_arm);
-  const OracleOutput ref = same_quant_oracle(host_layer, subset, threads, reference_arm.h.data());
-  check.oracle[0] = compare_to_reference(y_a, ref.y.data(), subset.n_tokens, d);
-  check.oracle[1] = compare_to_reference(y_b, ref.y.data(), subset.n_tokens, d);
-  const ErrorStats h_error = compare_to_reference(reference_arm.h.data(), ref.h.data(),
-                                                  subset.n_tokens * subset.k, host_layer.f);
-
+  // against the arms; that h is itself held to the oracle's own h below. One oracle per profile.
   std::vector<std::string> problems;
-  if (!(h_error.rel_rms <= kSameQuantRelRms) || !(h_error.worst_row <= kSameQuantWorstRow))
-    problems.push_back(fmt::format(
-        "the CPU production arm's h (the oracle's down input) is off the oracle's own h: "
-        "rel-RMS {:.3g}, worst row {:.3g}",
-        h_error.rel_rms, h_error.worst_row));
+  const Numerics profiles[2] = {numerics_a, numerics_b};
+  const float* ys[2] = {y_a, y_b};
   const char* arm_names[2] = {"A", "B"};
+  for (int a = 0; a < 2; ++a) {
+    if (a == 1 && numerics_b == numerics_a) {
+      check.oracle[1] = compare_to_reference(y_b, oracle_y_a.data(), subset.n_tokens, d);
+      break;
+    }
+    CpuDebugOutputs reference_arm;
+    std::vector<float> reference_y(static_cast<size_t>(subset.n_tokens * d));
+    run_layer_cpu(host_layer, subset, Arm::kProduction, threads, reference_y.data(),
+                  &reference_arm, profiles[a]);
+    const OracleOutput ref =
+        same_quant_oracle(host_layer, subset, threads, reference_arm.h.data(), profiles[a]);
+    check.oracle[a] = compare_to_reference(ys[a], ref.y.data(), subset.n_tokens, d);
+    if (a == 0) oracle_y_a.assign(ref.y.begin(), ref.y.end());
+    const ErrorStats h_error = compare_to_reference(reference_arm.h.data(), ref.h.data(),
+                                                    subset.n_tokens * subset.k, host_layer.f);
+    if (!(h_error.rel_rms <= kSameQuantRelRms) || !(h_error.worst_row <= kSameQuantWorstRow))
+      problems.push_back(fmt::format(
+          "the CPU production arm's h ({}; the oracle's down input) is off the oracle's own h: "
+          "rel-RMS {:.3g}, worst row {:.3g}",
+          numerics_name(profiles[a]), h_error.rel_rms, h_error.worst_row));
+  }
   for (int a = 0; a < 2; ++a) {
     const ErrorStats& e = check.oracle[a];
     if (!(e.rel_rms <= kSameQuantRelRms) || !(e.worst_row <= kSameQuantWorstRow))
       problems.push_back(fmt::format(
-          "{} vs the same-quantisation oracle on {} tokens: rel-RMS {:.3g} (bound {:g}), "
+          "{} vs the {} same-quantisation oracle on {} tokens: rel-RMS {:.3g} (bound {:g}), "
           "worst row {:.3g} (bound {:g})",
-          arm_names[a], subset.n_tokens, e.rel_rms, kSameQuantRelRms, e.worst_row,
-          kSameQuantWorstRow));
+          arm_names[a], numerics_name(profiles[a]), subset.n_tokens, e.rel_rms, kSameQuantRelRms,
+          e.worst_row, kSameQuantWorstRow));
   }
   if (bitwise_claimed && diffs != 0)
     problems.push_back(

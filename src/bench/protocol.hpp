@@ -85,9 +85,12 @@ struct AgreementCheck {
 // The first oracle_tokens rows of each go against the same-quantisation oracle (bounds above), fed
 // the CPU production arm's requantised h; when the arms claim bitwise equality every element must
 // also match bit for bit.
+// Each arm is held to the same-quantisation oracle of its own profile (numerics_a, numerics_b).
 AgreementCheck check_agreement(const MoeLayerWeights& host_layer, const LayerInputs& in,
                                const float* y_a, const float* y_b, bool bitwise_claimed,
-                               int64_t oracle_tokens, int threads);
+                               int64_t oracle_tokens, int threads,
+                               Numerics numerics_a = Numerics::kQ8,
+                               Numerics numerics_b = Numerics::kQ8);
 
 // ---- analysis ------------------------------------------------------------------------------
 

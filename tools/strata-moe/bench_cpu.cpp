@@ -40,8 +40,9 @@ class CpuRunner final : public bench::Runner {
     const bench::Unit& u = units_[unit];
     const LayerInputs in = inputs_.unit_inputs(u, cell_.chunk);
     const auto start = std::chrono::steady_clock::now();
-    run_layer_cpu(inputs_.layer_weights(u.layer), in, cell_.arms[static_cast<size_t>(slot)].arm,
-                  threads_, y_.data());
+    const bench::ArmChoice& arm = cell_.arms[static_cast<size_t>(slot)];
+    run_layer_cpu(inputs_.layer_weights(u.layer), in, arm.arm, threads_, y_.data(), nullptr,
+                  arm.numerics);
     const auto stop = std::chrono::steady_clock::now();
     bench::UnitTime t;
     t.total_us = std::chrono::duration<double, std::micro>(stop - start).count();
@@ -76,12 +77,13 @@ class CpuSession final : public Session {
     const MoeLayerWeights& layer = inputs_.layer_weights(first.layer);
     const size_t n = static_cast<size_t>(first.tokens * cell.d);
     std::vector<float> y_a(n), y_b(n);
-    run_layer_cpu(layer, in, cell.arms[0].arm, options_.threads, y_a.data());
-    run_layer_cpu(layer, in, cell.arms[1].arm, options_.threads, y_b.data());
-    const bench::AgreementCheck check =
-        bench::check_agreement(layer, in, y_a.data(), y_b.data(),
-                               bench::arms_claim_bitwise(cell.arms[0].arm, cell.arms[1].arm),
-                               options_.oracle_tokens, options_.threads);
+    run_layer_cpu(layer, in, cell.arms[0].arm, options_.threads, y_a.data(), nullptr,
+                  cell.arms[0].numerics);
+    run_layer_cpu(layer, in, cell.arms[1].arm, options_.threads, y_b.data(), nullptr,
+                  cell.arms[1].numerics);
+    const bench::AgreementCheck check = bench::check_agreement(
+        layer, in, y_a.data(), y_b.data(), bench::arms_claim_bitwise(cell.arms[0], cell.arms[1]),
+        options_.oracle_tokens, options_.threads, cell.arms[0].numerics, cell.arms[1].numerics);
     return check_then_time(cell, runner.units(), runner, check, options_);
   }
 

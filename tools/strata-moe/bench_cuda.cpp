@@ -119,8 +119,8 @@ class CudaSession final : public Session {
     const std::vector<float> y_b = runner.run_to_host(1, 0);
     const bench::AgreementCheck check = bench::check_agreement(
         inputs_.layer_weights(first.layer), inputs_.unit_inputs(first, cell.chunk), y_a.data(),
-        y_b.data(), bench::arms_claim_bitwise(cell.arms[0].arm, cell.arms[1].arm),
-        options_.oracle_tokens, options_.threads);
+        y_b.data(), bench::arms_claim_bitwise(cell.arms[0], cell.arms[1]),
+        options_.oracle_tokens, options_.threads, cell.arms[0].numerics, cell.arms[1].numerics);
     return check_then_time(cell, runner.units(), runner, check, options_);
   }
 

@@ -28,7 +28,7 @@ constexpr int kMaxWeightSets = 4;
 
 struct BenchArgs {
   std::string backend = "cpu", arms = "production,fused", preset, gate_up = "iq3_s", down = "q2_0";
-  std::string routing = "skewed", gguf, out;
+  std::string routing = "skewed", gguf, out, numerics;
   int64_t d = 0, ffn = 0, experts = 0;
   int k = 0, layers = 0, cells = 3, weight_sets = 0, threads = 0, warmup = 4;
   int64_t tokens = 0, oracle_tokens = 16;
@@ -62,6 +62,10 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
   const bool cpu = a.backend == "cpu";
   bench::CellSpec cell;
   cell.arms = bench::parse_arms(a.arms);
+  if (!a.numerics.empty()) bench::apply_numerics(cell.arms, a.numerics);
+  for (const bench::ArmChoice& arm : cell.arms)
+    require(!(arm.numerics == Numerics::kQ10 && a.backend == "cuda"), Status::kUnsupported,
+            "--numerics: q10 has no CUDA arm in this build (run it with --backend cpu)");
   for (const bench::ArmChoice& arm : cell.arms)
     require(!((arm.wmma || arm.sm80) && a.backend == "cpu"), Status::kInvalidArgument,
             "--arms: " + arm.name + " is a CUDA arm; the CPU backend has production and fused");
@@ -196,6 +200,9 @@ Runner add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arms", args->arms,
                   "A,B: the arms compared, B against A (default production,fused)");
+  cmd->add_option("--numerics", args->numerics,
+                  "P or A,B: the numerics profile of both arms, or of A and of B (q8, q10; "
+                  "default q8); --arms production,production --numerics q8,q10 A/Bs the profiles");
   cmd->add_option("--preset", args->preset, "flash-next, qwen35-a3b, qwen3-30b or gpt-oss-120b");
   cmd->add_option("--d", args->d, "model width d (overrides the preset)")
       ->check(CLI::PositiveNumber);

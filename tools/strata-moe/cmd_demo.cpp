@@ -1,6 +1,7 @@
-// strata-moe demo: a synthetic qwen35-a3b-sized layer through every arm of one backend, each
-// checked against both double-precision oracles (and, on CUDA, bitwise against the CPU production
-// arm), with a timing table.
+// strata-moe demo: a synthetic qwen35-a3b-sized layer through every arm of one backend in each
+// numerics profile, each checked against its profile's same-quantisation oracle and the exact
+// oracle (and, on CUDA, bitwise against the CPU production arm of the profile), with a timing
+// table that puts the profiles side by side.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +42,7 @@ struct DemoArgs {
   int64_t tokens = 0;  // 0: not given (kCpuDefaultTokens or kCudaDefaultTokens)
   uint64_t seed = 20240607;
   int threads = 0;
+  std::vector<std::string> numerics{"q8", "q10"};
 };
 
 using Clock = std::chrono::steady_clock;
@@ -81,10 +85,14 @@ Stats compare(const std::vector<float>& got_rows, const std::vector<double>& ref
   return s;
 }
 
-// One row of the table: an arm's full output [T, d] and its time.
+// One row of the table: an arm's output and its time. `tokens` lists the rows y holds: every
+// token, or (rows run on the CPU for a profile the device has no arm for) the oracle tokens.
 struct ArmRun {
   std::string name;
+  Numerics numerics = Numerics::kQ8;
+  std::string backend;
   double ms = 0;
+  int64_t tokens = 0;
   std::vector<float> y;
 };
 
@@ -94,21 +102,26 @@ int64_t count_differing(const float* a, const float* b, int64_t n) {
   return diffs;
 }
 
-// Both CPU arms, best of two runs after one warm-up.
+// Both CPU arms in one profile, best of two runs after one warm-up.
 std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInputs& in,
-                                 int threads) {
+                                 int threads, Numerics numerics) {
   std::unique_ptr<LayerBackend> backend = make_cpu_backend(weights);
   RunOptions options;
   options.threads = threads;
+  options.numerics = numerics;
   const std::pair<const char*, Arm> arms[2] = {{"production", Arm::kProduction},
                                                {"fused", Arm::kFused}};
   std::vector<ArmRun> runs;
   for (const auto& [name, arm] : arms) {
     ArmRun& run = runs.emplace_back();
     run.name = name;
+    run.numerics = numerics;
+    run.backend = "cpu";
+    run.tokens = in.n_tokens;
     run.y.assign(static_cast<size_t>(in.n_tokens * weights.d), NAN);
     run.ms = INFINITY;
-    step(name, [&] {
+    const std::string label = fmt::format("{} ({})", name, numerics_name(numerics));
+    step(label.c_str(), [&] {
       for (int rep = 0; rep < 3; ++rep) {
         const auto start = Clock::now();
         backend->run(in, arm, options, run.y.data());
@@ -144,23 +157,15 @@ int run(const DemoArgs& args, bool tokens_given) {
   const std::vector<float> x = synth::random_activations(T, d, args.seed + 2);
   const LayerInputs in{x.data(), routing.ids.data(), routing.weights.data(), T, k};
 
-  // ---- the arms, timed ---------------------------------------------------------------------------
-  std::vector<ArmRun> runs;
-  std::string device = "cpu";
-  if (on_cuda) {
-    demo::DeviceRuns gpu = step("CUDA arms (upload, warm-up, timed runs)", [&] {
-      return demo::run_cuda_arms(layer.weights, in, kCudaTimedRuns);
-    });
-    device = gpu.device;
-    for (demo::DeviceArmRun& a : gpu.arms) runs.push_back({a.name, a.median_ms, std::move(a.y)});
-  } else {
-    runs = run_cpu_arms(layer.weights, in, args.threads);
+  std::vector<Numerics> profiles;
+  for (const std::string& name : args.numerics) {
+    const std::optional<Numerics> n = parse_numerics(name);
+    require(n.has_value(), Status::kInvalidArgument,
+            fmt::format("--numerics: '{}' is not a profile (q8 or q10)", name));
+    if (std::find(profiles.begin(), profiles.end(), *n) == profiles.end()) profiles.push_back(*n);
   }
-  int64_t arm_diffs = 0;
-  for (size_t a = 1; a < runs.size(); ++a)
-    arm_diffs += count_differing(runs[0].y.data(), runs[a].y.data(), T * d);
 
-  // ---- the oracles (and, on CUDA, the CPU production arm) on every stride-th token ---------------
+  // ---- the oracle tokens: every stride-th one ---------------------------------------------------
   const int64_t stride = (T + kOracleTokens - 1) / kOracleTokens;
   std::vector<int64_t> picked;
   for (int64_t t = 0; t < T; t += stride) picked.push_back(t);
@@ -173,53 +178,108 @@ int run(const DemoArgs& args, bool tokens_given) {
     std::copy_n(routing.weights.data() + picked[i] * k, k, w_sub.data() + i * k);
   }
   const LayerInputs in_sub{x_sub.data(), ids_sub.data(), w_sub.data(), n_sub, k};
-  // The CPU production arm on those tokens: its h is the "same requantised h" the
-  // same-quantisation oracle is fed, its y the rows every CUDA arm must equal bit for bit.
-  CpuDebugOutputs debug;
-  std::vector<float> y_cpu_sub(static_cast<size_t>(n_sub * d));
-  run_layer_cpu(layer.weights, in_sub, Arm::kProduction, args.threads, y_cpu_sub.data(), &debug);
+
+  // ---- the arms, timed, profile by profile ------------------------------------------------------
+  std::vector<ArmRun> runs;
+  std::string device = "cpu";
+  bool cpu_stand_in = false;  // a profile without a device arm ran on the CPU, oracle tokens only
+  for (Numerics numerics : profiles) {
+    if (on_cuda && numerics == Numerics::kQ8) {
+      demo::DeviceRuns gpu = step("CUDA arms (upload, warm-up, timed runs)", [&] {
+        return demo::run_cuda_arms(layer.weights, in, kCudaTimedRuns);
+      });
+      device = gpu.device;
+      for (demo::DeviceArmRun& a : gpu.arms)
+        runs.push_back({a.name, numerics, "cuda", a.median_ms, T, std::move(a.y)});
+    } else if (on_cuda) {
+      cpu_stand_in = true;
+      for (ArmRun& run : run_cpu_arms(layer.weights, in_sub, args.threads, numerics)) {
+        run.backend = "cpu*";
+        runs.push_back(std::move(run));
+      }
+    } else {
+      for (ArmRun& run : run_cpu_arms(layer.weights, in, args.threads, numerics))
+        runs.push_back(std::move(run));
+    }
+  }
+
+  // ---- per profile: the CPU production arm and both oracles on the oracle tokens ----------------
+  // The CPU production arm's h is the "same requantised h" the same-quantisation oracle is fed,
+  // its y the rows every arm of the profile must equal bit for bit.
   const int oracle_threads = args.threads > 0 ? args.threads : 2;
-  const OracleOutput same = step("same-quantisation oracle", [&] {
-    return same_quant_oracle(layer.weights, in_sub, oracle_threads, debug.h.data());
-  });
   const OracleOutput exact = step("exact oracle", [&] {
     return exact_oracle(layer.weights, in_sub, oracle_threads);
   });
+  struct ProfileReference {
+    std::vector<float> y_cpu;  // [n_sub, d]
+    OracleOutput same;
+  };
+  std::vector<ProfileReference> refs;
+  for (Numerics numerics : profiles) {
+    ProfileReference& ref = refs.emplace_back();
+    CpuDebugOutputs debug;
+    ref.y_cpu.assign(static_cast<size_t>(n_sub * d), NAN);
+    run_layer_cpu(layer.weights, in_sub, Arm::kProduction, args.threads, ref.y_cpu.data(), &debug,
+                  numerics);
+    const std::string label = fmt::format("same-quantisation oracle ({})", numerics_name(numerics));
+    ref.same = step(label.c_str(), [&] {
+      return same_quant_oracle(layer.weights, in_sub, oracle_threads, debug.h.data(), numerics);
+    });
+  }
 
   // ---- table -------------------------------------------------------------------------------------
   const double ops_unit = on_cuda ? 1e12 : 1e9;
-  std::printf("%-11s %-8s %10s %9s %14s %14s %12s  %s\n", "arm", "backend", "time (ms)",
-              on_cuda ? "TOPS" : "GOPS", "rel-RMS same", "worst-row same", "rel-RMS exact",
-              "verdict");
-  bool all_pass = arm_diffs == 0;
-  int64_t cpu_diffs_total = 0;
-  for (const ArmRun& run : runs) {
-    std::vector<float> rows(static_cast<size_t>(n_sub * d));
-    for (int64_t i = 0; i < n_sub; ++i)
-      std::copy_n(run.y.data() + picked[i] * d, d, rows.data() + i * d);
-    const int64_t cpu_diffs =
-        on_cuda ? count_differing(rows.data(), y_cpu_sub.data(), n_sub * d) : 0;
-    cpu_diffs_total += cpu_diffs;
-    const Stats vs_same = compare(rows, same.y, n_sub, d);
-    const Stats vs_exact = compare(rows, exact.y, n_sub, d);
-    const double rate = 2.0 * T * k * 3.0 * d * f / (run.ms * 1e-3) / ops_unit;
-    const bool pass = vs_same.rel_rms <= kSameQuantRelRms &&
-                      vs_same.worst_row <= kSameQuantWorstRow && arm_diffs == 0 && cpu_diffs == 0;
-    all_pass = all_pass && pass;
-    std::printf("%-11s %-8s %10.3f %9.2f %14.3e %14.3e %12.3e  %s\n", run.name.c_str(),
-                on_cuda ? "cuda" : "cpu", run.ms, rate, vs_same.rel_rms, vs_same.worst_row,
-                vs_exact.rel_rms, pass ? "PASS" : "FAIL");
+  std::printf("%-12s %-7s %-8s %10s %9s %14s %14s %12s  %s\n", "arm", "profile", "backend",
+              "time (ms)", on_cuda ? "TOPS" : "GOPS", "rel-RMS same", "worst-row same",
+              "rel-RMS exact", "verdict");
+  bool all_pass = true;
+  std::vector<std::string> summary;
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    const Numerics numerics = profiles[p];
+    const ArmRun* first = nullptr;
+    int64_t arm_diffs = 0, cpu_diffs_total = 0;
+    for (const ArmRun& run : runs) {
+      if (run.numerics != numerics) continue;
+      if (first == nullptr) first = &run;
+      else arm_diffs += count_differing(first->y.data(), run.y.data(), run.tokens * d);
+    }
+    for (const ArmRun& run : runs) {
+      if (run.numerics != numerics) continue;
+      std::vector<float> rows(static_cast<size_t>(n_sub * d));
+      for (int64_t i = 0; i < n_sub; ++i) {
+        const int64_t row = run.tokens == T ? picked[i] : i;
+        std::copy_n(run.y.data() + row * d, d, rows.data() + i * d);
+      }
+      const int64_t cpu_diffs = count_differing(rows.data(), refs[p].y_cpu.data(), n_sub * d);
+      cpu_diffs_total += cpu_diffs;
+      const Stats vs_same = compare(rows, refs[p].same.y, n_sub, d);
+      const Stats vs_exact = compare(rows, exact.y, n_sub, d);
+      const double rate = 2.0 * run.tokens * k * 3.0 * d * f / (run.ms * 1e-3) / ops_unit;
+      const bool pass = vs_same.rel_rms <= kSameQuantRelRms &&
+                        vs_same.worst_row <= kSameQuantWorstRow && arm_diffs == 0 &&
+                        cpu_diffs == 0;
+      all_pass = all_pass && pass;
+      std::printf("%-12s %-7s %-8s %10.3f %9.2f %14.3e %14.3e %12.3e  %s\n", run.name.c_str(),
+                  numerics_name(numerics), run.backend.c_str(), run.ms, rate, vs_same.rel_rms,
+                  vs_same.worst_row, vs_exact.rel_rms, pass ? "PASS" : "FAIL");
+    }
+    summary.push_back(fmt::format(
+        "{}: arms bitwise equal: {} ({} differing elements); against the CPU production arm on "
+        "the oracle tokens: {} ({} differing)",
+        numerics_name(numerics), arm_diffs == 0 ? "yes" : "NO", arm_diffs,
+        cpu_diffs_total == 0 ? "equal" : "NOT EQUAL", cpu_diffs_total));
   }
-  std::printf("arms bitwise equal: %s (%lld differing elements); oracles on %lld of %lld tokens\n",
-              arm_diffs == 0 ? "yes" : "NO", static_cast<long long>(arm_diffs),
-              static_cast<long long>(n_sub), static_cast<long long>(T));
+  for (const std::string& line : summary) std::printf("%s\n", line.c_str());
+  std::printf("oracles on %lld of %lld tokens\n", static_cast<long long>(n_sub),
+              static_cast<long long>(T));
   if (on_cuda)
+    std::printf("device: %s; time: CUDA events, median of %d runs after a warm-up\n",
+                device.c_str(), kCudaTimedRuns);
+  if (cpu_stand_in)
     std::printf(
-        "device: %s; time: CUDA events, median of %d runs after a warm-up\n"
-        "CUDA arms vs CPU production arm on the oracle tokens, bitwise: %s (%lld differing "
-        "elements)\n",
-        device.c_str(), kCudaTimedRuns, cpu_diffs_total == 0 ? "equal" : "NOT EQUAL",
-        static_cast<long long>(cpu_diffs_total));
+        "cpu*: this build has no CUDA arm for the profile; its CPU arms ran on the %lld oracle "
+        "tokens only (time and rate for those tokens)\n",
+        static_cast<long long>(n_sub));
   return all_pass ? 0 : 1;
 }
 
@@ -236,6 +296,9 @@ Runner add_demo_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations");
   cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--numerics", args->numerics, "profiles to run, side by side (default q8 q10)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"q8", "q10"}));
   return [args, tokens] { return run(*args, tokens->count() > 0); };
 }
 

@@ -16,7 +16,7 @@ namespace strata::cli {
 namespace {
 
 struct RunArgs {
-  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm;
+  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm, numerics;
   int layer = -1;
   int threads = 0;
 };
@@ -107,6 +107,7 @@ int run(const RunArgs& args) {
   std::vector<float> y(static_cast<size_t>(n_tokens * w.d));
   RunOptions options;
   options.threads = args.threads;
+  options.numerics = args.numerics.empty() ? numerics_from_env() : *parse_numerics(args.numerics);
   backend->run(LayerInputs{x.f32(), ids.data(), weights.data(), n_tokens, k}, arm, options,
                y.data());
 
@@ -114,8 +115,9 @@ int run(const RunArgs& args) {
   if (!args.ids_out.empty()) npy::write(args.ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
   if (!args.weights_out.empty())
     npy::write(args.weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
-  std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm on %s -> %s\n", args.layer,
-               static_cast<long long>(n_tokens), k, arm == Arm::kFused ? "fused" : "production",
+  std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm, %s numerics on %s -> %s\n",
+               args.layer, static_cast<long long>(n_tokens), k,
+               arm == Arm::kFused ? "fused" : "production", numerics_name(options.numerics),
                backend->name(), args.out.c_str());
   return 0;
 }
@@ -139,6 +141,8 @@ Runner add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"production", "fused"}));
   cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--numerics", args->numerics, "q8 or q10 (overrides STRATA_NUMERICS; default q8)")
+      ->check(CLI::IsMember({"q8", "q10"}));
   return [args] { return run(*args); };
 }
 
