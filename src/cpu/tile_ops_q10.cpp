@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "cpu/fast_decode.hpp"
 #include "cpu/tile_ops.hpp"
 #include "cpu/wide_dot.hpp"
 #include "formats/registry.hpp"
@@ -12,6 +13,59 @@
 
 namespace strata::cpu {
 namespace {
+
+// One span of the wide decode. Generic formats use their traits' decode_wide; where the CPU has an
+// AVX2 int8 sub-block decoder (fast_decode.hpp) the span is built from it -- the codes widened to
+// int16 (times the odd sub-scale for IQ3_S) -- which must give decode_wide's integers and
+// factors exactly (cpu_q10_test compares them on random blocks).
+template <class F>
+struct WideSpanDecoder {
+  static void decode(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    F::decode_wide(block, span, w, s);
+  }
+};
+
+#if defined(__AVX2__)
+// The 32 int8 codes of q, times `multiplier`, as int16 into w[0..32).
+inline void widen_codes(const int8_t* q, int multiplier, int16_t* w) {
+  const __m256i m = _mm256_set1_epi16(static_cast<int16_t>(multiplier));
+  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(w),
+                      _mm256_mullo_epi16(_mm256_cvtepi8_epi16(lo), m));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 16),
+                      _mm256_mullo_epi16(_mm256_cvtepi8_epi16(hi), m));
+}
+
+template <>
+struct WideSpanDecoder<Iq3S> {
+  static void decode(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    int8_t q[kSubBlockValues];
+    SubScale unused;
+    for (int part = 0; part < 2; ++part) {
+      const int sub = 2 * span + part;
+      SubDecoder<Iq3S>::decode(block, sub, q, unused);
+      widen_codes(q, Iq3S::sub_scale(block, sub), w + kSubBlockValues * part);
+    }
+    s.scale = load_fp16le(block);
+    s.offset = 0.0f;
+  }
+};
+
+template <>
+struct WideSpanDecoder<Q2_0> {
+  static void decode(const uint8_t* block, int span, int16_t* w, WideScale& s) {
+    int8_t q[kSubBlockValues];
+    SubScale factors;
+    for (int part = 0; part < 2; ++part) {
+      SubDecoder<Q2_0>::decode(block, 2 * span + part, q, factors);
+      widen_codes(q, 1, w + kSubBlockValues * part);
+    }
+    s.scale = factors.scale[0];
+    s.offset = 0.0f;
+  }
+};
+#endif
 
 template <class F>
 void decode_rows_wide(const ExpertTensor& tensor, int64_t expert, int64_t row_begin, int rows,
@@ -32,7 +86,7 @@ void decode_rows_wide(const ExpertTensor& tensor, int64_t expert, int64_t row_be
     for (int64_t b = 0; b < blocks; ++b)
       for (int span = 0; span < kSpansPerBlock; ++span) {
         const int64_t s = b * kSpansPerBlock + span;
-        F::decode_wide(row + b * F::kBlockBytes, span, w + s * kSpan, scales[s]);
+        WideSpanDecoder<F>::decode(row + b * F::kBlockBytes, span, w + s * kSpan, scales[s]);
       }
   }
 }

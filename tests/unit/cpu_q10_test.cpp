@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -121,6 +122,35 @@ TEST(Q10SpanDots, ExactAtEveryFormatsBound) {
             << "pattern " << pattern << (scalar ? " scalar" : " vector");
       }
     }
+  }
+}
+
+// The tile decoder (with its AVX2 paths) gives exactly the traits' decode_wide, every format.
+TEST(Q10SpanDots, TileDecodeEqualsDecodeWide) {
+  const uint64_t seed = test::fresh_seed("q10_tile_decode");
+  for (const FormatInfo& f : block_formats()) {
+    if (!synth::synth_supports(f.type)) continue;
+    SCOPED_TRACE(std::string(f.name) + " seed " + std::to_string(seed));
+    const int64_t in = 512, rows = 6, experts = 2;
+    const auto bytes = synth::random_expert_tensor(f.type, in, rows, experts, 0.1, seed);
+    const ExpertTensor t = make_expert_tensor("t", f.type, bytes.data(), in, rows, experts);
+    cpu::WideRows tile;
+    cpu::wide_format_ops(f.type, "t").decode_rows(t, 1, 2, 3, tile);  // expert 1, rows 2..4
+    ASSERT_EQ(tile.span, f.wide_span);
+    int64_t w_diffs = 0, scale_diffs = 0;
+    std::vector<int16_t> w(static_cast<size_t>(f.wide_span));
+    for (int r = 0; r < 3; ++r)
+      for (int64_t s = 0; s < in / f.wide_span; ++s) {
+        const int64_t block = s * f.wide_span / f.block_values;
+        const int span = static_cast<int>(s % (f.block_values / f.wide_span));
+        WideScale sc;
+        f.decode_wide(t.row(1, 2 + r) + block * f.block_bytes, span, w.data(), sc);
+        w_diffs += std::memcmp(w.data(), tile.w.data() + r * in + s * f.wide_span,
+                               sizeof(int16_t) * f.wide_span) != 0;
+        scale_diffs += std::memcmp(&sc, &tile.scales[r * (in / f.wide_span) + s], sizeof sc) != 0;
+      }
+    EXPECT_EQ(w_diffs, 0);
+    EXPECT_EQ(scale_diffs, 0);
   }
 }
 
