@@ -277,6 +277,28 @@ TEST_P(Q10OnVectors, AllZeroTokenGivesExactlyZeroRow) {
 
 INSTANTIATE_TEST_SUITE_P(Layers, Q10OnVectors, ::testing::Values(0, 1));
 
+// q8's bits did not move when q10 arrived: the FNV-1a 64 of y's bytes on the bundled layers (the
+// vectors' routing), as the release before q10 wrote them (`strata-moe run`, both arms).
+uint64_t fnv1a(const float* data, int64_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  for (int64_t i = 0; i < n * 4; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
+TEST(Q8Unchanged, BundledLayersKeepTheirBits) {
+  const uint64_t expected[2] = {0xd2f8a387776aac24ull, 0xb846b8db8601806full};
+  for (int l = 0; l < 2; ++l) {
+    const test::MoeVectors v = test::load_moe_vectors(l);
+    const int64_t n_y = v.n_tokens * v.layer.weights.d;
+    for (Arm arm : {Arm::kProduction, Arm::kFused}) {
+      std::vector<float> y = test::poisoned(n_y);
+      run_layer_cpu(v.layer.weights, v.inputs(), arm, 2, y.data(), nullptr, Numerics::kQ8);
+      EXPECT_EQ(fnv1a(y.data(), n_y), expected[l]) << "layer " << l << " arm " << static_cast<int>(arm);
+    }
+  }
+}
+
 // The exact-oracle factor also holds on a seeded synthetic layer (activations with outlier
 // channels, skewed routing), not only on the bundled ones.
 TEST(Q10Synthetic, BeatsQ8AgainstExactOracle) {
