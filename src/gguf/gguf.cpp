@@ -38,11 +38,36 @@ constexpr uint64_t kMaxTensors = uint64_t{1} << 24;
 constexpr uint64_t kMaxReserve = 4096;
 
 std::string_view value_type_name(uint32_t type) {
-  static constexpr std::string_view kNames[] = {"u8",  "i8",  "u16",  "i16",    "u32",
-                                                "i32", "f32", "bool", "string", "array",
-                                                "u64", "i64", "f64"};
-  return type < std::size(kNames) ? kNames[type] : std::string_view("unknown");
+  return gguf::value_type_name(static_cast<ValueType>(type));
 }
+
+bool is_integer_type(ValueType type) {
+  switch (type) {
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::U16:
+    case ValueType::I16:
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::U64:
+    case ValueType::I64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Keys whose meaning the GGUF specification fixes: a value of another type is damage, not an
+// absent key (a reader that skipped it would silently fall back to defaults).
+struct KnownKey {
+  std::string_view key;
+  bool integer;  // else a string
+};
+constexpr KnownKey kKnownKeys[] = {
+    {"general.architecture", false}, {"general.name", false},
+    {"general.alignment", true},     {"general.quantization_version", true},
+    {"general.file_type", true},
+};
 
 // Bytes of one scalar of `type`; 0 for string and array (variable length).
 uint64_t scalar_bytes(ValueType type) {
@@ -169,6 +194,14 @@ bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
 
 }  // namespace
 
+std::string_view value_type_name(ValueType type) {
+  static constexpr std::string_view kNames[] = {"u8",  "i8",  "u16",  "i16",    "u32",
+                                                "i32", "f32", "bool", "string", "array",
+                                                "u64", "i64", "f64"};
+  const auto index = static_cast<uint32_t>(type);
+  return index < std::size(kNames) ? kNames[index] : std::string_view("unknown");
+}
+
 std::optional<int64_t> MetaValue::as_int() const {
   if (const auto* u = std::get_if<uint64_t>(&value)) {
     if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
@@ -263,12 +296,21 @@ void File::Impl::parse_metadata(Reader& in, uint64_t kv_count) {
     key_index.emplace(key, metadata.size());
     metadata.emplace_back(std::move(key), std::move(value));
   }
+  for (const KnownKey& known : kKnownKeys) {
+    const auto it = key_index.find(std::string(known.key));
+    if (it == key_index.end()) continue;
+    const ValueType type = metadata[it->second].second.type;
+    if (known.integer ? !is_integer_type(type) : type != ValueType::STRING)
+      in.bad(fmt::format("key '{}': value type {}, expected {}", known.key,
+                         value_type_name(static_cast<uint32_t>(type)),
+                         known.integer ? "an integer" : "string"));
+  }
   if (const auto it = key_index.find("general.alignment"); it != key_index.end()) {
     const MetaValue& v = metadata[it->second].second;
     const auto a = v.as_int();
-    if (!a || v.type == ValueType::BOOL)
-      in.bad(fmt::format("key 'general.alignment': expected an integer, found a {}",
-                         value_type_name(static_cast<uint32_t>(v.type))));
+    if (!a)
+      in.bad(fmt::format("key 'general.alignment': {} does not fit int64",
+                         std::get<uint64_t>(v.value)));
     if (*a <= 0 || (*a & (*a - 1)) != 0)
       in.bad(fmt::format("key 'general.alignment': {} is not a non-zero power of two", *a));
     alignment = static_cast<uint64_t>(*a);
@@ -326,6 +368,24 @@ void File::Impl::place_tensors() {
                        "the file ({} bytes of tensor data)",
                        label, t.name, t.bytes, t.offset, data_bytes));
     t.data = bytes.data() + data_offset + t.offset;
+  }
+  // Two tensors sharing bytes would read each other's data as their own without complaint.
+  std::vector<const TensorInfo*> by_offset;
+  by_offset.reserve(tensors.size());
+  for (const TensorInfo& t : tensors)
+    if (t.bytes > 0) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+  });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    const TensorInfo& before = *by_offset[i - 1];
+    const TensorInfo& after = *by_offset[i];
+    if (after.offset < before.offset + before.bytes)
+      fail(Status::kBadFile,
+           fmt::format("{}: tensor '{}' (data offset {}, {} bytes) overlaps tensor '{}' (data "
+                       "offset {}, {} bytes)",
+                       label, after.name, after.offset, after.bytes, before.name, before.offset,
+                       before.bytes));
   }
 }
 

@@ -23,6 +23,9 @@ enum class ValueType : uint32_t {
   U64 = 10, I64 = 11, F64 = 12,
 };
 
+// "u8", "string", "array", ...; "unknown" for a value outside the enum.
+std::string_view value_type_name(ValueType type);
+
 struct MetaValue;
 struct MetaArray {
   ValueType element_type = ValueType::U8;
