@@ -1,11 +1,8 @@
 // GGUF parsing: header, metadata, tensor infos, data section; and the File's mmap lifetime.
 #include "gguf/gguf.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "gguf/reader.hpp"
+#include "io/files.hpp"
 
 namespace strata::gguf {
 
@@ -402,35 +400,19 @@ File File::parse(std::span<const uint8_t> bytes, std::string label) {
   return File(std::move(impl));
 }
 
-File File::open(const std::filesystem::path& path) {
-  const std::string label = path.string();
-  const int fd = ::open(label.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(Status::kIo, fmt::format("{}: cannot open: {}", label, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(Status::kIo, fmt::format("{}: cannot stat: {}", label, std::strerror(err)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(Status::kIo, fmt::format("{}: not a regular file", label));
-  }
-  const auto size = static_cast<size_t>(st.st_size);
+File File::open(const std::filesystem::path& path, std::string_view option) {
+  const io::InputFile input = io::InputFile::open(path, option);
+  const auto size = static_cast<size_t>(input.size_bytes());
   auto impl = std::make_unique<Impl>();
-  impl->label = label;
+  impl->label = path.string();
   if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, input.fd(), 0);
     if (p == MAP_FAILED)
-      fail(Status::kIo, fmt::format("{}: cannot mmap: {}", label, std::strerror(err)));
+      fail(Status::kIo, fmt::format("{}: cannot mmap: {}", input.label(), std::strerror(errno)));
     impl->mapping = p;
     impl->mapping_bytes = size;
     impl->bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(p), size);
-  } else {
-    ::close(fd);  // an empty file cannot be mapped; parse() reports it as too short
-  }
+  }  // an empty file cannot be mapped; parse() reports it as too short
   impl->parse();
   return File(std::move(impl));
 }

@@ -76,7 +76,7 @@ HostInputs make_host_inputs(const bench::CellSpec& cell_in, const std::string& g
   in.cell = cell_in;
   bench::CellSpec& cell = in.cell;
   if (!gguf_path.empty()) {
-    in.file.emplace(gguf::File::open(gguf_path));
+    in.file.emplace(gguf::File::open(gguf_path, "--gguf"));
     const std::vector<gguf::MoeLayerInfo> found = gguf::discover_moe_layers(*in.file);
     require(!found.empty(), Status::kInvalidArgument,
             fmt::format("--gguf: {} has no MoE layers", gguf_path));

@@ -15,6 +15,7 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "io/files.hpp"
 
 namespace strata::cli {
 namespace {
@@ -119,6 +120,8 @@ std::vector<int64_t> resolve_chunks(const BenchArgs& a, const bench::CellSpec& c
 }
 
 int run(const BenchArgs& a, const std::string& command) {
+  io::OutputSet outputs({{"--gguf", a.gguf}});
+  io::Output* results_out = a.out.empty() ? nullptr : &outputs.add("--out", a.out);
   bench::CellSpec cell = resolve_cell(a);
   const std::vector<int64_t> chunks = resolve_chunks(a, cell);
   const int64_t max_chunk = *std::max_element(chunks.begin(), chunks.end());
@@ -163,11 +166,10 @@ int run(const BenchArgs& a, const std::string& command) {
 
   const nlohmann::json doc = bench::document_json(ctx, results);
   if (a.json) std::cout << doc.dump(2) << "\n";
-  if (!a.out.empty()) {
-    std::ofstream file(a.out);
-    require(static_cast<bool>(file), Status::kIo, fmt::format("--out: cannot write {}", a.out));
-    file << doc.dump(2) << "\n";
-    require(static_cast<bool>(file), Status::kIo, fmt::format("--out: writing {} failed", a.out));
+  if (results_out != nullptr) {
+    const std::string text = doc.dump(2) + "\n";
+    results_out->write(text.data(), text.size());
+    outputs.commit();
   }
   if (wrong)
     std::fprintf(

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "gguf/gguf.hpp"
+#include "io/files.hpp"
 #include "io/npy.hpp"
 #include "pipeline/routing.hpp"
 
@@ -40,7 +41,18 @@ void check_array(const npy::Array& a, const char* what, npy::DType dtype, int64_
 }
 
 int run(const RunArgs& args) {
-  const gguf::File file = gguf::File::open(args.gguf);
+  // Outputs are checked (and their temporary files made) before any input is read, and renamed
+  // into place together once the whole run has succeeded.
+  io::OutputSet outputs({{"--gguf", args.gguf},
+                         {"--x", args.x},
+                         {"--ids", args.ids},
+                         {"--weights", args.weights}});
+  io::Output& out = outputs.add("--out", args.out);
+  io::Output* ids_out = args.ids_out.empty() ? nullptr : &outputs.add("--ids-out", args.ids_out);
+  io::Output* weights_out =
+      args.weights_out.empty() ? nullptr : &outputs.add("--weights-out", args.weights_out);
+
+  const gguf::File file = gguf::File::open(args.gguf, "--gguf");
   const std::vector<gguf::MoeLayerInfo> layers = gguf::discover_moe_layers(file);
   const gguf::MoeLayerInfo* layer = nullptr;
   for (const auto& l : layers)
@@ -110,10 +122,11 @@ int run(const RunArgs& args) {
   backend->run(LayerInputs{x.f32(), ids.data(), weights.data(), n_tokens, k}, arm, options,
                y.data());
 
-  npy::write(args.out, npy::DType::F32, {n_tokens, w.d}, y.data());
-  if (!args.ids_out.empty()) npy::write(args.ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
-  if (!args.weights_out.empty())
-    npy::write(args.weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
+  npy::write(out, npy::DType::F32, {n_tokens, w.d}, y.data());
+  if (ids_out != nullptr) npy::write(*ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
+  if (weights_out != nullptr)
+    npy::write(*weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
+  outputs.commit();
   std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm on %s -> %s\n", args.layer,
                static_cast<long long>(n_tokens), k, arm == Arm::kFused ? "fused" : "production",
                backend->name(), args.out.c_str());
