@@ -16,6 +16,7 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "cpu/moe_cpu.hpp"
 #include "demo_cuda.hpp"
 #include "reference/oracle.hpp"
@@ -121,8 +122,7 @@ std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInpu
 }
 
 int run(const DemoArgs& args, bool tokens_given) {
-  require(!tokens_given || args.tokens >= 1, Status::kInvalidArgument,
-          fmt::format("--tokens: {} (must be >= 1)", args.tokens));
+  if (tokens_given) limits::require_in_range("--tokens", args.tokens, 1, limits::kMaxTokens);
   std::string backend_name = args.backend;
   if (backend_name == "auto") backend_name = cuda_device_count() > 0 ? "cuda" : "cpu";
   const bool on_cuda = backend_name == "cuda";
@@ -232,10 +232,11 @@ Runner add_demo_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   CLI::Option* tokens =
-      cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)");
+      cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)")
+          ->check(integer_in(1, limits::kMaxTokens));
   cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations");
-  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
+      ->check(integer_in(0, limits::kMaxThreads));
   return [args, tokens] { return run(*args, tokens->count() > 0); };
 }
 

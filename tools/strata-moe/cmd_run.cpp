@@ -8,6 +8,7 @@
 #include "api/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "gguf/gguf.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
@@ -150,8 +151,8 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arm", args->arm, "production or fused (overrides STRATA_PF_FUSED)")
       ->check(CLI::IsMember({"production", "fused"}));
-  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
+      ->check(integer_in(0, limits::kMaxThreads));
   return [args] { return run(*args); };
 }
 
