@@ -182,9 +182,10 @@ int run(const BenchArgs& a, const std::string& command) {
   }
 
   const nlohmann::json doc = bench::document_json(ctx, results);
-  if (a.json) std::cout << doc.dump(2) << "\n";
+  // Paths and the command line need not be UTF-8: invalid bytes become U+FFFD, not an exception.
+  const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (a.json) std::cout << text;
   if (results_out != nullptr) {
-    const std::string text = doc.dump(2) + "\n";
     results_out->write(text.data(), text.size());
     outputs.commit();
   }

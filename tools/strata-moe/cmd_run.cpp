@@ -8,10 +8,12 @@
 #include "api/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "common/limits.hpp"
 #include "gguf/gguf.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
+#include "pipeline/finite.hpp"
 #include "pipeline/routing.hpp"
 
 namespace strata::cli {
@@ -66,6 +68,12 @@ int run(const RunArgs& args) {
                      args.gguf, fmt::join(found, ", ")));
   }
   const MoeLayerWeights& w = layer->weights;
+  try {
+    require_finite_scales(w, args.threads);
+  } catch (const Error& e) {
+    // The weights come from the file: a non-finite scale is damage in it.
+    fail(Status::kBadFile, fmt::format("{}: {}", args.gguf, e.what()));
+  }
 
   const npy::Array x = npy::read(args.x, "--x");
   check_array(x, "--x", npy::DType::F32, -1, w.d);
@@ -103,6 +111,9 @@ int run(const RunArgs& args) {
             router.ne[1] == w.n_expert,
         Status::kUnsupported,
         fmt::format("tensor '{}': the router must be F32 [{}, {}]", router.name, w.d, w.n_expert));
+    require_finite_matrix(fmt::format("{}: router tensor '{}'", args.gguf, router.name),
+                          reinterpret_cast<const float*>(router.data), w.n_expert, w.d,
+                          Status::kBadFile);
     k = static_cast<int>(layer->n_expert_used);
     require(k >= 1 && k <= w.n_expert && k <= 64, Status::kInvalidArgument,
             fmt::format("--gguf: expert_used_count {} is not usable; pass --ids and --weights",
@@ -130,7 +141,7 @@ int run(const RunArgs& args) {
   outputs.commit();
   std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm on %s -> %s\n", args.layer,
                static_cast<long long>(n_tokens), k, arm == Arm::kFused ? "fused" : "production",
-               backend->name(), args.out.c_str());
+               backend->name(), printable(args.out).c_str());
   return 0;
 }
 
