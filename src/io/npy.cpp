@@ -198,7 +198,8 @@ Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& 
     bad(fmt::format("shape ({}) needs {} data bytes, the file has {}", fmt::join(array.shape, ", "),
                     elems * 4, data_bytes));
   resize_or_fail(array.bytes, static_cast<size_t>(data_bytes), label + ": array data");
-  read_at(header_start + header_bytes, array.bytes.data(), static_cast<size_t>(data_bytes));
+  if (data_bytes > 0)  // an empty array has no buffer to read into
+    read_at(header_start + header_bytes, array.bytes.data(), static_cast<size_t>(data_bytes));
   return array;
 }
 

@@ -134,6 +134,9 @@ int run(const DemoArgs& args, bool tokens_given) {
   const int k = 8;
   const int64_t T = tokens_given ? args.tokens : on_cuda ? kCudaDefaultTokens : kCpuDefaultTokens;
   const int64_t d = spec.d, f = spec.f;
+  // Before the banner and the seconds of weight generation: a T the inputs cannot hold.
+  limits::checked_product("--tokens x k (routed pairs)", T, k, limits::kMaxPairs);
+  limits::checked_product("--tokens x d (activations)", T, d, limits::kMaxActivationValues);
   std::fprintf(stderr, "strata-moe demo: d=%lld f=%lld E=%lld k=%d T=%lld seed=%llu, backend %s\n",
                static_cast<long long>(d), static_cast<long long>(f),
                static_cast<long long>(spec.n_expert), k, static_cast<long long>(T),
