@@ -16,9 +16,8 @@ namespace strata {
 
 [[noreturn]] inline void fail_allocation(std::string_view what, size_t count, size_t elem_bytes) {
   if (count > std::numeric_limits<size_t>::max() / elem_bytes)
-    fail(Status::kOutOfMemory,
-         fmt::format("{}: {} elements of {} bytes overflow the address space", what, count,
-                     elem_bytes));
+    fail(Status::kOutOfMemory, fmt::format("{}: {} elements of {} bytes overflow the address space",
+                                           what, count, elem_bytes));
   const double bytes = static_cast<double>(count) * static_cast<double>(elem_bytes);
   fail(Status::kOutOfMemory, fmt::format("{}: cannot allocate {} bytes ({:.2f} GiB)", what,
                                          count * elem_bytes, bytes / double(1ull << 30)));

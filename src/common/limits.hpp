@@ -12,7 +12,7 @@
 
 namespace strata::limits {
 
-inline constexpr int kMaxThreads = 1024;              // --threads, RunOptions::threads
+inline constexpr int kMaxThreads = 1024;                  // --threads, RunOptions::threads
 inline constexpr int64_t kMaxWidth = int64_t{1} << 20;    // d and f
 inline constexpr int64_t kMaxExperts = int64_t{1} << 20;  // E (expert ids are int32)
 inline constexpr int kMaxExpertsPerToken = 64;            // k

@@ -50,8 +50,7 @@ InputFile InputFile::open(const std::filesystem::path& path, std::string_view op
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) io_fail(label, "cannot open", errno);
   if (!S_ISREG(st.st_mode))
-    fail(Status::kIo,
-         fmt::format("{}: is a {}, not a regular file", label, file_kind(st.st_mode)));
+    fail(Status::kIo, fmt::format("{}: is a {}, not a regular file", label, file_kind(st.st_mode)));
   // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open() still returns.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) io_fail(label, "cannot open", errno);
@@ -123,8 +122,7 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
   if (!exists && errno != ENOENT) io_fail(label, "cannot create", errno);
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    if (!exists)
-      fail(Status::kIo, fmt::format("{}: is a symbolic link to a missing file", label));
+    if (!exists) fail(Status::kIo, fmt::format("{}: is a symbolic link to a missing file", label));
     std::error_code ec;
     final_path = std::filesystem::canonical(path, ec);
     if (ec) io_fail(label, "cannot resolve the link", ec.value());
@@ -132,8 +130,8 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
   mode_t mode = 0666;
   if (exists) {
     if (!S_ISREG(st.st_mode))
-      fail(Status::kIo, fmt::format("{}: is a {}; an output must be a new or a regular file",
-                                    label, file_kind(st.st_mode)));
+      fail(Status::kIo, fmt::format("{}: is a {}; an output must be a new or a regular file", label,
+                                    file_kind(st.st_mode)));
     for (const InputId& in : inputs_)
       if (in.dev == st.st_dev && in.ino == st.st_ino)
         fail(Status::kInvalidArgument,
@@ -141,6 +139,7 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
                          label, in.label));
     mode = st.st_mode & 07777;
   } else {
+    // NOTE: umask() has no read-only form; it is set and restored at once.
     const mode_t mask = ::umask(0);
     ::umask(mask);
     mode = 0666 & ~mask;
@@ -162,8 +161,7 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
            fmt::format("{}: is also the output {}", label, other->label_));
   }
 
-  std::string temp =
-      (folder / fmt::format(".{}.XXXXXX", final_path.filename().string())).string();
+  std::string temp = (folder / fmt::format(".{}.XXXXXX", final_path.filename().string())).string();
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) io_fail(label, fmt::format("cannot create a file in '{}'", folder.string()), errno);
   out->fd_ = fd;

@@ -92,13 +92,13 @@ void scan(const ExpertTensor& t, int threads) {
 
 }  // namespace
 
-void require_finite_matrix(std::string_view what, const float* values, int64_t rows,
-                           int64_t cols, Status status) {
+void require_finite_matrix(std::string_view what, const float* values, int64_t rows, int64_t cols,
+                           Status status) {
   const int64_t n = rows * cols;
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(values[i]))  // NOTE: no require(): it would format a message per element
-      fail(status, fmt::format("{}: element [{}, {}] = {} is not finite", what,
-                                                 i / cols, i % cols, values[i]));
+      fail(status, fmt::format("{}: element [{}, {}] = {} is not finite", what, i / cols, i % cols,
+                               values[i]));
 }
 
 void require_finite_scales(const MoeLayerWeights& layer, int threads) {

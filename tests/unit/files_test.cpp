@@ -86,7 +86,7 @@ TEST(OutputSet, NothingReachesTheFinalPathsWithoutACommit) {
     outputs.add("--out", dir / "old").write("new", 3);
     outputs.add("--ids-out", dir / "fresh").write("x", 1);
     EXPECT_EQ(dir.entries(), 3);  // old + two temporaries
-  }  // a failure: destroyed uncommitted
+  }                               // a failure: destroyed uncommitted
   EXPECT_EQ(dir.entries(), 1);
   EXPECT_EQ(read_text(dir / "old"), "previous");
   {
@@ -131,10 +131,10 @@ TEST(OutputSet, AnOutputOverAnInputIsRefusedBeforeAnythingIsCreated) {
   EXPECT_EQ(read_text(dir / "model"), "weights");
   io::OutputSet outputs({});
   outputs.add("--out", dir / "y");
-  EXPECT_NE(error_of([&] { outputs.add("--ids-out", dir.path() / "." / "y"); },
-                     Status::kInvalidArgument)
-                .find("is also the output --out"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { outputs.add("--ids-out", dir.path() / "." / "y"); }, Status::kInvalidArgument)
+          .find("is also the output --out"),
+      std::string::npos);
 }
 
 TEST(OutputSet, RefusesFoldersAndSpecialFilesAsOutputs) {
@@ -173,7 +173,7 @@ TEST(Printable, EscapesControlsAndInvalidUtf8) {
   EXPECT_EQ(printable("back\\slash"), "back\\\\slash");
   EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // UTF-8 passes
   EXPECT_EQ(printable("\xff\xc3"), "\\xff\\xc3");                                // invalid
-  EXPECT_EQ(printable("\xc2\x9b"), "\\xc2\\x9b");  // C1 CSI
+  EXPECT_EQ(printable("\xc2\x9b"), "\\xc2\\x9b");                                // C1 CSI
   EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
 }
 

@@ -14,8 +14,8 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
         int64_t value = 0;
         const char* end = text.data() + text.size();
         const auto [stop, ec] = std::from_chars(text.data(), end, value);
-        if (ec == std::errc::result_out_of_range || (ec == std::errc() && stop == end &&
-                                                     (value < lo || value > hi)))
+        if (ec == std::errc::result_out_of_range ||
+            (ec == std::errc() && stop == end && (value < lo || value > hi)))
           return fmt::format("{} is outside [{}, {}]", text, lo, hi);
         if (ec != std::errc() || stop != end)
           return fmt::format("'{}' is not an integer (expected one in [{}, {}])", text, lo, hi);

@@ -65,8 +65,8 @@ GgufWriter model(const std::string& which) {
       std::memcpy(router.data() + 4 * (2 * kD + 7), &nan, 4);
     }
     w.tensor(blk + "ffn_gate_inp.weight", GgmlType::F32, {u(kD), u(kExperts)}).data = router;
-    std::vector<uint8_t> gate = strata::synth::random_expert_tensor(
-        GgmlType::IQ3_S, kD, kF, kExperts, 1.0 / 16, seed + 1);
+    std::vector<uint8_t> gate =
+        strata::synth::random_expert_tensor(GgmlType::IQ3_S, kD, kF, kExperts, 1.0 / 16, seed + 1);
     if (which == "inf-scale" && l == 1) put_f16(gate, 2 * (kF * 110), 0x7C00);  // expert 2, row 0
     w.tensor(blk + "ffn_gate_exps.weight", GgmlType::IQ3_S, {u(kD), u(kF), u(kExperts)}).data =
         gate;
@@ -80,8 +80,7 @@ GgufWriter model(const std::string& which) {
   }
   if (which == "blk00")
     w.tensor("blk.00.ffn_gate_exps.weight", GgmlType::IQ3_S, {u(kD), u(kF), u(kExperts)});
-  if (which == "escape-name")
-    w.tensor("blk.0.\x1b[31mevil\a", GgmlType::F32, {8}).offset = 0;
+  if (which == "escape-name") w.tensor("blk.0.\x1b[31mevil\a", GgmlType::F32, {8}).offset = 0;
   return w;
 }
 
@@ -103,14 +102,15 @@ int main(int argc, char** argv) {
   strata::test::GgufImage image = w.build();
   if (which == "overlap") {
     // Tensor infos: blk.0.ffn_gate_inp (#0), blk.0.ffn_gate_exps (#1); point #1's offset at #0's.
-    const size_t at = image.info_offsets[1] + 8 + std::strlen("blk.0.ffn_gate_exps.weight") + 4 +
-                      3 * 8 + 4;
+    const size_t at =
+        image.info_offsets[1] + 8 + std::strlen("blk.0.ffn_gate_exps.weight") + 4 + 3 * 8 + 4;
     for (int i = 0; i < 8; ++i)
       image.bytes[at + i] = static_cast<uint8_t>(image.tensor_offsets[0] >> (8 * i));
   }
   FILE* out = std::fopen(argv[2], "wb");
-  if (out == nullptr || std::fwrite(image.bytes.data(), 1, image.bytes.size(), out) !=
-                            image.bytes.size() || std::fclose(out) != 0) {
+  if (out == nullptr ||
+      std::fwrite(image.bytes.data(), 1, image.bytes.size(), out) != image.bytes.size() ||
+      std::fclose(out) != 0) {
     std::fprintf(stderr, "make_test_gguf: cannot write %s\n", argv[2]);
     return 1;
   }
