@@ -79,16 +79,28 @@ class CudaBackend final : public LayerBackend {
       require_device_pointer(y, "y");
     }
     const cuda::DeviceInputs device_in{in.x, in.ids, in.weights, in.n_tokens, in.k};
-    // NOTE: one workspace per layer object; concurrent runs of one layer take turns enqueueing
-    // and must use one stream (the workspace is reused by the next run on the stream).
+    const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
+    // NOTE: one workspace per layer object. Concurrent runs of one layer take turns enqueueing
+    // (the mutex), and each run's stream first waits for the previous run's end (the event), so
+    // runs on different streams use the workspace one after the other instead of racing on it.
     std::lock_guard<std::mutex> lock(mutex_);
-    cuda::run_layer(weights_, device_in, arm, workspace_, static_cast<cudaStream_t>(options.cuda_stream), y);
+    if (last_run_done_ == nullptr)
+      STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
+    else
+      STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, last_run_done_, 0));
+    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y);
+    STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
+  }
+
+  ~CudaBackend() override {
+    if (last_run_done_ != nullptr) cudaEventDestroy(last_run_done_);
   }
 
  private:
   MoeLayerWeights weights_;
   cuda::Workspace workspace_;
   std::mutex mutex_;
+  cudaEvent_t last_run_done_ = nullptr;  // recorded on the stream of the latest run
 };
 
 class HostCudaBackend final : public LayerBackend {
