@@ -16,7 +16,8 @@ struct TooWide {
 };
 
 template <class F>
-__global__ void span_kernel(const uint32_t* a /*[32 x 4]*/, const uint32_t* b /*[32 x 2]*/, float* d /*[32 x 4]*/) {
+__global__ void span_kernel(const uint32_t* a /*[32 x 4]*/, const uint32_t* b /*[32 x 2]*/,
+                            float* d /*[32 x 4]*/) {
   using Span = strata::cuda::mma::SpanMma<F>;
   const int lane = threadIdx.x;
   const uint32_t af[4] = {a[4 * lane], a[4 * lane + 1], a[4 * lane + 2], a[4 * lane + 3]};
@@ -30,10 +31,14 @@ __global__ void span_kernel(const uint32_t* a /*[32 x 4]*/, const uint32_t* b /*
 }  // namespace span_guard
 
 #ifdef STRATA_SPAN_GUARD_TOO_WIDE
-template __global__ void span_guard::span_kernel<span_guard::TooWide>(const uint32_t*, const uint32_t*, float*);
+template __global__ void span_guard::span_kernel<span_guard::TooWide>(const uint32_t*,
+                                                                      const uint32_t*, float*);
 #else
-template __global__ void span_guard::span_kernel<strata::Iq3S>(const uint32_t*, const uint32_t*, float*);
-template __global__ void span_guard::span_kernel<strata::Q4_K>(const uint32_t*, const uint32_t*, float*);
-template __global__ void span_guard::span_kernel<strata::Q6_K>(const uint32_t*, const uint32_t*, float*);
+template __global__ void span_guard::span_kernel<strata::Iq3S>(const uint32_t*, const uint32_t*,
+                                                               float*);
+template __global__ void span_guard::span_kernel<strata::Q4_K>(const uint32_t*, const uint32_t*,
+                                                               float*);
+template __global__ void span_guard::span_kernel<strata::Q6_K>(const uint32_t*, const uint32_t*,
+                                                               float*);
 static_assert(!strata::cuda::mma::ExactSpan<span_guard::TooWide>);
 #endif

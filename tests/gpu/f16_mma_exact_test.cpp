@@ -49,7 +49,8 @@ std::vector<SpanBound> span_bounds() {
         if (b.span == info.wide_span && b.max_weight == info.wide_max) b.what += "," + name;
     }
   }
-  for (int span : {16, 32, 64}) bounds.push_back({span, test::f16_probe_max_weight(span), "envelope"});
+  for (int span : {16, 32, 64})
+    bounds.push_back({span, test::f16_probe_max_weight(span), "envelope"});
   return bounds;
 }
 
@@ -58,28 +59,46 @@ int uniform_int(synth::Rng& rng, int lo, int hi) {  // [lo, hi]
 }
 
 // a: [M, K] weights, b: [N, K] codes, for pattern `p`.
-enum class Pattern { kAllMaxPositive, kAllMaxNegative, kBigTiny, kTinyBig, kAlternating, kRandom, kRandomExtreme };
-constexpr Pattern kPatterns[] = {Pattern::kAllMaxPositive, Pattern::kAllMaxNegative, Pattern::kBigTiny, Pattern::kTinyBig,
-                                 Pattern::kAlternating,    Pattern::kRandom,         Pattern::kRandomExtreme};
+enum class Pattern {
+  kAllMaxPositive,
+  kAllMaxNegative,
+  kBigTiny,
+  kTinyBig,
+  kAlternating,
+  kRandom,
+  kRandomExtreme
+};
+constexpr Pattern kPatterns[] = {
+    Pattern::kAllMaxPositive, Pattern::kAllMaxNegative, Pattern::kBigTiny,      Pattern::kTinyBig,
+    Pattern::kAlternating,    Pattern::kRandom,         Pattern::kRandomExtreme};
 const char* pattern_name(Pattern p) {
   switch (p) {
-    case Pattern::kAllMaxPositive: return "all_max_positive";
-    case Pattern::kAllMaxNegative: return "all_max_negative";
-    case Pattern::kBigTiny: return "big_then_tiny";
-    case Pattern::kTinyBig: return "tiny_then_big";
-    case Pattern::kAlternating: return "alternating_cancellation";
-    case Pattern::kRandom: return "random";
-    case Pattern::kRandomExtreme: return "random_extremes";
+    case Pattern::kAllMaxPositive:
+      return "all_max_positive";
+    case Pattern::kAllMaxNegative:
+      return "all_max_negative";
+    case Pattern::kBigTiny:
+      return "big_then_tiny";
+    case Pattern::kTinyBig:
+      return "tiny_then_big";
+    case Pattern::kAlternating:
+      return "alternating_cancellation";
+    case Pattern::kRandom:
+      return "random";
+    case Pattern::kRandomExtreme:
+      return "random_extremes";
   }
   return "?";
 }
 
-void fill(Pattern p, int w_max, int m, int n, synth::Rng& rng, std::vector<int16_t>& a, std::vector<int16_t>& b) {
+void fill(Pattern p, int w_max, int m, int n, synth::Rng& rng, std::vector<int16_t>& a,
+          std::vector<int16_t>& b) {
   a.assign(static_cast<size_t>(m) * kK, 0);
   b.assign(static_cast<size_t>(n) * kK, 0);
   auto set = [&](std::vector<int16_t>& v, int rows, auto value) {
     for (int r = 0; r < rows; ++r)
-      for (int k = 0; k < kK; ++k) v[static_cast<size_t>(r) * kK + k] = static_cast<int16_t>(value(r, k));
+      for (int k = 0; k < kK; ++k)
+        v[static_cast<size_t>(r) * kK + k] = static_cast<int16_t>(value(r, k));
   };
   auto sign = [](bool negative) { return negative ? -1 : 1; };
   switch (p) {
@@ -94,14 +113,19 @@ void fill(Pattern p, int w_max, int m, int n, synth::Rng& rng, std::vector<int16
     case Pattern::kBigTiny:  // one maximal product, then three +-1 products, per group of four k
     case Pattern::kTinyBig: {
       const int big_k = p == Pattern::kBigTiny ? 0 : 3;
-      set(a, m, [&](int r, int k) { return k % 4 == big_k ? sign(r % 3 == 0) * w_max : sign((r + k) % 2 == 1); });
-      set(b, n, [&](int c, int k) { return k % 4 == big_k ? kMaxCode : sign((3 * c + k) % 3 == 0); });
+      set(a, m, [&](int r, int k) {
+        return k % 4 == big_k ? sign(r % 3 == 0) * w_max : sign((r + k) % 2 == 1);
+      });
+      set(b, n,
+          [&](int c, int k) { return k % 4 == big_k ? kMaxCode : sign((3 * c + k) % 3 == 0); });
       break;
     }
     case Pattern::kAlternating: {  // +-max with odd residues: partial sums swing near the bound
       const int spread = std::min(5, w_max + 1);
       set(a, m, [&](int r, int k) { return w_max - (r + 2 * k) % spread; });
-      set(b, n, [&](int c, int k) { return (k % 2 ? -kMaxCode : kMaxCode) + (k % 2 ? 1 : -1) * ((c + k) % 3); });
+      set(b, n, [&](int c, int k) {
+        return (k % 2 ? -kMaxCode : kMaxCode) + (k % 2 ? 1 : -1) * ((c + k) % 3);
+      });
       break;
     }
     case Pattern::kRandom:
@@ -126,7 +150,8 @@ TEST_P(F16MmaExact, SpanDotsEqualInt64SumsAtTheBound) {
   STRATA_REQUIRE_GPU();
   const test::F16Mma op = GetParam();
   const test::F16MmaInfo info = test::f16_mma_info(op);
-  if (!test::f16_mma_available(op)) GTEST_SKIP() << info.name << ": no sm_90 device or no 90a image";
+  if (!test::f16_mma_available(op))
+    GTEST_SKIP() << info.name << ": no sm_90 device or no 90a image";
   const uint64_t seed = test::fresh_seed(std::string("f16_mma_exact/") + info.name);
   SCOPED_TRACE("seed " + std::to_string(seed));
   synth::Rng rng(seed);
@@ -138,7 +163,9 @@ TEST_P(F16MmaExact, SpanDotsEqualInt64SumsAtTheBound) {
   int64_t compared = 0, wrong = 0;
   int64_t largest_partial = 0;
   for (const SpanBound& bound : bounds) {
-    ASSERT_LE(static_cast<int64_t>(bound.span) * kMaxCode * bound.max_weight, (int64_t{1} << 24) - 1) << bound.what;
+    ASSERT_LE(static_cast<int64_t>(bound.span) * kMaxCode * bound.max_weight,
+              (int64_t{1} << 24) - 1)
+        << bound.what;
     ASSERT_LE(bound.max_weight, test::f16_probe_max_weight(bound.span)) << bound.what;
     for (Pattern p : kPatterns) {
       SCOPED_TRACE(std::string(info.name) + " S=" + std::to_string(bound.span) + " W=" +
@@ -162,15 +189,17 @@ TEST_P(F16MmaExact, SpanDotsEqualInt64SumsAtTheBound) {
           for (int c = 0; c < n; ++c) {
             int64_t sum = 0;
             for (int k = s * bound.span; k < (s + 1) * bound.span; ++k) {
-              sum += int64_t{a[static_cast<size_t>(r) * kK + k]} * int64_t{b[static_cast<size_t>(c) * kK + k]};
+              sum += int64_t{a[static_cast<size_t>(r) * kK + k]} *
+                     int64_t{b[static_cast<size_t>(c) * kK + k]};
               largest_partial = std::max<int64_t>(largest_partial, sum < 0 ? -sum : sum);
             }
             const float got = d[(static_cast<size_t>(s) * m + r) * n + c];
             ++compared;
             if (static_cast<double>(got) != static_cast<double>(sum)) {
               if (case_wrong++ == 0)
-                first = "span " + std::to_string(s) + " (" + std::to_string(r) + ", " + std::to_string(c) +
-                        "): got " + std::to_string(got) + " want " + std::to_string(sum);
+                first = "span " + std::to_string(s) + " (" + std::to_string(r) + ", " +
+                        std::to_string(c) + "): got " + std::to_string(got) + " want " +
+                        std::to_string(sum);
             }
           }
       wrong += case_wrong;
@@ -184,11 +213,14 @@ TEST_P(F16MmaExact, SpanDotsEqualInt64SumsAtTheBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Primitives, F16MmaExact,
-                         ::testing::Values(test::F16Mma::kMmaSyncM16N8K16, test::F16Mma::kWmma16x16x16,
-                                           test::F16Mma::kWgmmaRsN64, test::F16Mma::kWgmmaRsN128,
-                                           test::F16Mma::kWgmmaRsN256, test::F16Mma::kWgmmaSsN64,
-                                           test::F16Mma::kWgmmaSsN128, test::F16Mma::kWgmmaSsN256),
-                         [](const auto& info) { return std::string(test::f16_mma_info(info.param).name); });
+                         ::testing::Values(test::F16Mma::kMmaSyncM16N8K16,
+                                           test::F16Mma::kWmma16x16x16, test::F16Mma::kWgmmaRsN64,
+                                           test::F16Mma::kWgmmaRsN128, test::F16Mma::kWgmmaRsN256,
+                                           test::F16Mma::kWgmmaSsN64, test::F16Mma::kWgmmaSsN128,
+                                           test::F16Mma::kWgmmaSsN256),
+                         [](const auto& info) {
+                           return std::string(test::f16_mma_info(info.param).name);
+                         });
 
 }  // namespace
 }  // namespace strata

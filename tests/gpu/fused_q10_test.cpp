@@ -1,7 +1,8 @@
 // The q10 fused arm on the sm_80 kernels (cuda/fused_q10: mma.sync m16n8k16 f16) on IQ3_S gate/up +
 // Q2_0 down layers, bitwise:
 //   - against a direct host model of the q10 rule (docs/numerics.md, "q10"; written here from
-//     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales, down;
+//     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales,
+//     down;
 //   - against the q10 CPU arm, run_layer_cpu(..., Numerics::kQ10): y and the debug rows;
 //   - across launches and both tile configurations (a configuration changes speed, never a bit);
 // on seeded edge cases (T = 1, k = 1, empty and one-row experts, an expert with most of the
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "cpu/moe_cpu.hpp"
+#include "cuda/backend/run_layer.hpp"
 #include "cuda/fused_q10/q10_arm.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
@@ -47,16 +49,16 @@ Q10Rows quantize_rows_host(const float* x, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t first = r * cols + b * kQ10BlockValues;
-      quantize_block_q10(x + first, q10_block_values(cols, b), &q.codes[first], &q.scales[r * blocks + b],
-                         &q.sums[first / kQ10SumValues]);
+      quantize_block_q10(x + first, q10_block_values(cols, b), &q.codes[first],
+                         &q.scales[r * blocks + b], &q.sums[first / kQ10SumValues]);
     }
   return q;
 }
 
 // One tensor's product for one expert row against one activation row, span by span.
 template <class F>
-float span_product(const ExpertTensor& t, int64_t expert, int64_t row, const Q10Rows& act, int64_t act_row,
-                   int64_t K) {
+float span_product(const ExpertTensor& t, int64_t expert, int64_t row, const Q10Rows& act,
+                   int64_t act_row, int64_t K) {
   float acc = 0.0f;
   const int64_t blocks = q10_blocks_per_row(K);
   for (int64_t k0 = 0; k0 < K; k0 += F::kWideSpan) {
@@ -108,22 +110,27 @@ Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
     for (int64_t i = 0; i < f; ++i) m.h[p * f + i] = swiglu(m.gate[p * f + i], m.up[p * f + i]);
   }
   m.h_q = quantize_rows_host(m.h.data(), P, f);
-  for (int64_t p = 0; p < P; ++p) products<Down>(layer.down, in.ids[p], m.h_q, p, f, d, &m.down[p * d]);
+  for (int64_t p = 0; p < P; ++p)
+    products<Down>(layer.down, in.ids[p], m.h_q, p, f, d, &m.down[p * d]);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t c = 0; c < d; ++c) {
       float acc = 0.0f;
-      for (int64_t j = 0; j < k; ++j) acc = combine_step(acc, in.weights[t * k + j], m.down[(t * k + j) * d + c]);
+      for (int64_t j = 0; j < k; ++j)
+        acc = combine_step(acc, in.weights[t * k + j], m.down[(t * k + j) * d + c]);
       m.y[t * d + c] = acc;
     }
   return m;
 }
 
-// ---- the q10 CPU arm, where this build has it ----------------------------------------------------
-// run_layer_cpu(layer, inputs, arm, threads, y, debug, Numerics::kQ10): false when the CPU arm of
-// the profile is not in this build (the overload does not exist yet).
+// ---- the q10 CPU arm, where this build has it
+// ---------------------------------------------------- run_layer_cpu(layer, inputs, arm, threads,
+// y, debug, Numerics::kQ10): false when the CPU arm of the profile is not in this build (the
+// overload does not exist yet).
 template <class Layer>
 bool run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOutputs* debug) {
-  if constexpr (requires { run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10); }) {
+  if constexpr (requires {
+                  run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
+                }) {
     run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
     return true;
   } else {
@@ -131,15 +138,18 @@ bool run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOu
   }
 }
 
-// ---- device runs ---------------------------------------------------------------------------------
+// ---- device runs
+// ---------------------------------------------------------------------------------
 template <class T>
-std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10WorkspaceView& view, int k, int64_t cols) {
+std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10WorkspaceView& view,
+                             int k, int64_t cols) {
   const auto sorted = test::to_host(device_rows, view.n_pairs * cols);
   const auto token = test::to_host(view.grouping.pair_token, view.n_pairs);
   const auto slot = test::to_host(view.grouping.pair_slot, view.n_pairs);
   std::vector<T> out(sorted.size());
   for (int64_t p = 0; p < view.n_pairs; ++p)
-    std::copy_n(sorted.data() + p * cols, cols, out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
+    std::copy_n(sorted.data() + p * cols, cols,
+                out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
   return out;
 }
 
@@ -174,8 +184,10 @@ void poison_rows(const cuda::fused_q10::Q10WorkspaceView& v, int64_t f, int64_t 
   test::poison_device(const_cast<float*>(v.h), v.n_pairs * f);
   test::poison_device(const_cast<float*>(v.down), v.n_pairs * d);
   test::poison_device(const_cast<float*>(v.h_scales), v.n_pairs * q10_blocks_per_row(f));
-  STRATA_CUDA_CHECK(cudaMemset(const_cast<__half*>(v.h_codes), 0xFF, v.n_pairs * f * sizeof(__half)));
-  STRATA_CUDA_CHECK(cudaMemset(const_cast<int32_t*>(v.h_sums), 0x7F, v.n_pairs * f / 16 * sizeof(int32_t)));
+  STRATA_CUDA_CHECK(
+      cudaMemset(const_cast<__half*>(v.h_codes), 0xFF, v.n_pairs * f * sizeof(__half)));
+  STRATA_CUDA_CHECK(
+      cudaMemset(const_cast<int32_t*>(v.h_sums), 0x7F, v.n_pairs * f / 16 * sizeof(int32_t)));
 }
 
 int64_t count_code_diffs(const std::vector<__half>& got, const std::vector<int16_t>& want) {
@@ -188,7 +200,8 @@ int64_t count_code_diffs(const std::vector<__half>& got, const std::vector<int16
   return wrong;
 }
 
-// ---- the cases -----------------------------------------------------------------------------------
+// ---- the cases
+// -----------------------------------------------------------------------------------
 struct Q10Case {
   const char* name;
   int64_t d, f, n_expert;
@@ -197,15 +210,20 @@ struct Q10Case {
   test::CaseRouting routing;
 };
 
-std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) { return info.param.name; }
+std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) {
+  return info.param.name;
+}
 
 const Q10Case kCases[] = {
     {"t1_k1", 256, 128, 4, 1, 1, test::CaseRouting::kUniform},
     {"t17_skewed", 256, 128, 8, 2, 17, test::CaseRouting::kSkewed},
-    {"one_row_experts", 256, 192, 64, 2, 9, test::CaseRouting::kUniform},  // most experts empty or one row
-    {"single_expert_many_rows", 512, 128, 4, 1, 150, test::CaseRouting::kSingleExpert},  // multi-tile
+    {"one_row_experts", 256, 192, 64, 2, 9,
+     test::CaseRouting::kUniform},  // most experts empty or one row
+    {"single_expert_many_rows", 512, 128, 4, 1, 150,
+     test::CaseRouting::kSingleExpert},  // multi-tile
     {"skewed_multi_tile", 512, 256, 8, 4, 120, test::CaseRouting::kSkewed},
-    {"partial_small_feature_block", 256, 320, 6, 3, 40, test::CaseRouting::kUniform},  // f % 128 == 64
+    {"partial_small_feature_block", 256, 320, 6, 3, 40,
+     test::CaseRouting::kUniform},  // f % 128 == 64
     {"qwen35_a3b_t24", 2048, 512, 256, 8, 24, test::CaseRouting::kSkewed},
 };
 
@@ -216,8 +234,10 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
   const Q10Case& c = GetParam();
   const uint64_t seed = test::fresh_seed(std::string("fused_q10/") + c.name);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  test::SyntheticCase sc = test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
-  std::fill_n(sc.x.begin(), c.d, 0.0f);  // token 0: all zeros, so its output row must be exactly zero
+  test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  std::fill_n(sc.x.begin(), c.d,
+              0.0f);  // token 0: all zeros, so its output row must be exactly zero
   const LayerInputs in = sc.inputs();
   const MoeLayerWeights& host = sc.layer.weights;
   ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(host));
@@ -235,22 +255,50 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
   ASSERT_EQ(v.n_pairs, P);
 
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), want.y.data(), run.n_y), 0) << "y of " << run.n_y;
-  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.gate, v, c.k, c.f).data(), want.gate.data(), P * c.f), 0) << "gate";
-  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.up, v, c.k, c.f).data(), want.up.data(), P * c.f), 0) << "up";
-  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), want.h.data(), P * c.f), 0) << "h";
-  EXPECT_EQ(count_code_diffs(unsorted_rows(v.h_codes, v, c.k, c.f), want.h_q.codes), 0) << "h codes";
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.gate, v, c.k, c.f).data(), want.gate.data(),
+                                      P * c.f),
+            0)
+      << "gate";
+  EXPECT_EQ(
+      test::count_bitwise_diffs(unsorted_rows(v.up, v, c.k, c.f).data(), want.up.data(), P * c.f),
+      0)
+      << "up";
+  EXPECT_EQ(
+      test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), want.h.data(), P * c.f), 0)
+      << "h";
+  EXPECT_EQ(count_code_diffs(unsorted_rows(v.h_codes, v, c.k, c.f), want.h_q.codes), 0)
+      << "h codes";
   const int64_t h_blocks = q10_blocks_per_row(c.f);
-  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h_scales, v, c.k, h_blocks).data(), want.h_q.scales.data(),
-                                      P * h_blocks), 0) << "h scales";
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h_scales, v, c.k, h_blocks).data(),
+                                      want.h_q.scales.data(), P * h_blocks),
+            0)
+      << "h scales";
   const auto h_sums = unsorted_rows(v.h_sums, v, c.k, c.f / kQ10SumValues);
   EXPECT_TRUE(h_sums == want.h_q.sums) << "h code sums";
-  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(), want.down.data(), P * c.d), 0) << "down";
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(), want.down.data(),
+                                      P * c.d),
+            0)
+      << "down";
   int64_t nonzero_zero_token = 0;
   for (int64_t i = 0; i < c.d; ++i) nonzero_zero_token += std::memcmp(&y[i], "\0\0\0\0", 4) != 0;
   EXPECT_EQ(nonzero_zero_token, 0) << "the all-zero token's row is exactly +0";
 
+  // Through run_layer's profile switch: the same arm, the same bits.
+  {
+    cuda::Workspace layer_ws;
+    test::poison_device(run.y.get(), run.n_y);
+    cuda::run_layer(dev.weights, run.inputs, Arm::kFused, layer_ws, nullptr, run.y.get(), nullptr,
+                    Numerics::kQ10);
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(
+        test::count_bitwise_diffs(test::to_host(run.y.get(), run.n_y).data(), y.data(), run.n_y), 0)
+        << "run_layer(..., Numerics::kQ10)";
+    ASSERT_NE(layer_ws.last_q10(), nullptr);
+    EXPECT_EQ(layer_ws.last_q10()->n_pairs, P);
+  }
   // Launch after launch, and both tile configurations forced: the same bits.
-  EXPECT_EQ(test::count_bitwise_diffs(run.run(dev.weights, ws).data(), y.data(), run.n_y), 0) << "rerun";
+  EXPECT_EQ(test::count_bitwise_diffs(run.run(dev.weights, ws).data(), y.data(), run.n_y), 0)
+      << "rerun";
   for (const char* tile : {"small", "large"}) {
     ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", tile, 1), 0);
     cuda::fused_q10::Q10Workspace fresh;
@@ -265,12 +313,14 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
   const Q10Case& c = GetParam();
   const uint64_t seed = test::fresh_seed(std::string("fused_q10_cpu/") + c.name);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const test::SyntheticCase sc = test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  const test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
   const LayerInputs in = sc.inputs();
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
   if (!run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug))
-    FAIL() << "this build has no q10 CPU arm: run_layer_cpu(layer, in, arm, threads, y, debug, Numerics::kQ10)";
+    FAIL() << "this build has no q10 CPU arm: run_layer_cpu(layer, in, arm, threads, y, debug, "
+              "Numerics::kQ10)";
   const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
@@ -281,10 +331,15 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_cpu.data(), run.n_y), 0) << "y of " << run.n_y;
   // The debug rows where the CPU arm fills them ((t, j) pair order).
   if (debug.h.size() == static_cast<size_t>(P * c.f)) {
-    EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), debug.h.data(), P * c.f), 0) << "h";
+    EXPECT_EQ(
+        test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), debug.h.data(), P * c.f),
+        0)
+        << "h";
   }
   if (debug.down.size() == static_cast<size_t>(P * c.d)) {
-    EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(), debug.down.data(), P * c.d), 0)
+    EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(),
+                                        debug.down.data(), P * c.d),
+              0)
         << "down";
   }
 }
@@ -301,7 +356,9 @@ TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused b
   const synth::SyntheticLayer layer = synth::make_layer(spec);
   EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(layer.weights)) << "q4_K gate/up";
   cuda::fused_q10::Q10Workspace ws;
-  EXPECT_THROW(cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr), Error);
+  EXPECT_THROW(
+      cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr),
+      Error);
 }
 
 }  // namespace

@@ -30,15 +30,26 @@ struct Shape {
 float value_for(int kind, synth::Rng& rng, int i) {
   const float g = static_cast<float>(rng.normal());
   switch (kind) {
-    case 0: return 0.0f;                                   // all-zero block: d = 0, q = 0
-    case 1: return g * 3.0e37f;                            // huge (amax / 511 stays finite)
-    case 2: return g * 1.0e-38f;                           // tiny: subnormal inputs, subnormal d
-    case 3: return i == 5 ? -g : 0.0f;                     // one non-zero value
-    case 4: return (i % 2) ? -0.0f : 0.0f;                 // signed zeros only
-    case 5: return i == 7 ? std::numeric_limits<float>::infinity() : g;  // d = inf
-    case 6: return i == 3 ? std::numeric_limits<float>::quiet_NaN() : g;  // NaN ignored by the max
-    case 7: return i == 0 ? 1022.0f : static_cast<float>(2 * (static_cast<int>(g * 100.0f) % 500) + 1);  // d = 2: ties
-    default: return g * std::ldexp(1.0f, static_cast<int>(rng.uniform() * 40.0) - 20);
+    case 0:
+      return 0.0f;  // all-zero block: d = 0, q = 0
+    case 1:
+      return g * 3.0e37f;  // huge (amax / 511 stays finite)
+    case 2:
+      return g * 1.0e-38f;  // tiny: subnormal inputs, subnormal d
+    case 3:
+      return i == 5 ? -g : 0.0f;  // one non-zero value
+    case 4:
+      return (i % 2) ? -0.0f : 0.0f;  // signed zeros only
+    case 5:
+      return i == 7 ? std::numeric_limits<float>::infinity() : g;  // d = inf
+    case 6:
+      return i == 3 ? std::numeric_limits<float>::quiet_NaN() : g;  // NaN ignored by the max
+    case 7:
+      return i == 0
+                 ? 1022.0f
+                 : static_cast<float>(2 * (static_cast<int>(g * 100.0f) % 500) + 1);  // d = 2: ties
+    default:
+      return g * std::ldexp(1.0f, static_cast<int>(rng.uniform() * 40.0) - 20);
   }
 }
 
@@ -47,8 +58,8 @@ TEST(QuantizeRowsQ10, BitwiseEqualToTheHostRule) {
   const uint64_t seed = test::fresh_seed("quantize_rows_q10");
   SCOPED_TRACE("seed " + std::to_string(seed));
   synth::Rng rng(seed);
-  for (const Shape shape : {Shape{1, 32}, Shape{3, 96}, Shape{17, 224}, Shape{64, 1056}, Shape{129, 2080},
-                            Shape{5, 2048}}) {
+  for (const Shape shape : {Shape{1, 32}, Shape{3, 96}, Shape{17, 224}, Shape{64, 1056},
+                            Shape{129, 2080}, Shape{5, 2048}}) {
     SCOPED_TRACE("rows " + std::to_string(shape.rows) + " cols " + std::to_string(shape.cols));
     const int64_t rows = shape.rows, cols = shape.cols;
     const int64_t blocks_per_row = q10_blocks_per_row(cols);
@@ -76,9 +87,11 @@ TEST(QuantizeRowsQ10, BitwiseEqualToTheHostRule) {
     cuda::DeviceBuffer<float> scales(want_scales.size());
     cuda::DeviceBuffer<int32_t> sums(want_sums.size());
     STRATA_CUDA_CHECK(cudaMemset(codes.get(), 0xFF, x.size() * sizeof(__half)));  // f16 NaN
-    test::poison_device(scales.get(), want_scales.size());                         // f32 NaN
-    STRATA_CUDA_CHECK(cudaMemset(sums.get(), 0x7F, want_sums.size() * sizeof(int32_t)));  // > 16 * 511
-    cuda::launch_quantize_rows_q10(dx.get(), rows, cols, codes.get(), scales.get(), sums.get(), nullptr);
+    test::poison_device(scales.get(), want_scales.size());                        // f32 NaN
+    STRATA_CUDA_CHECK(
+        cudaMemset(sums.get(), 0x7F, want_sums.size() * sizeof(int32_t)));  // > 16 * 511
+    cuda::launch_quantize_rows_q10(dx.get(), rows, cols, codes.get(), scales.get(), sums.get(),
+                                   nullptr);
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     const auto got_codes = test::to_host(codes.get(), x.size());
     const auto got_scales = test::to_host(scales.get(), want_scales.size());
@@ -100,7 +113,8 @@ TEST(QuantizeRowsQ10, BitwiseEqualToTheHostRule) {
 }
 
 TEST(QuantizeRowsQ10, RejectsRowsThatAreNotWholeSubBlocks) {  // checked before any CUDA call
-  EXPECT_THROW(cuda::launch_quantize_rows_q10(nullptr, 1, 48, nullptr, nullptr, nullptr, nullptr), Error);
+  EXPECT_THROW(cuda::launch_quantize_rows_q10(nullptr, 1, 48, nullptr, nullptr, nullptr, nullptr),
+               Error);
 }
 
 }  // namespace

@@ -57,8 +57,12 @@ void check_format(const std::string& vectors_name) {
   EXPECT_EQ(piece_mismatches<F>(random), 0) << "random bytes, 4096 blocks";
 }
 
-TEST(Q10WidePiece, Iq3sPiecesAreTheWideDecode) { check_format<Iq3S>("iq3_s"); }
-TEST(Q10WidePiece, Q2_0PiecesAreTheWideDecode) { check_format<Q2_0>("q2_0"); }
+TEST(Q10WidePiece, Iq3sPiecesAreTheWideDecode) {
+  check_format<Iq3S>("iq3_s");
+}
+TEST(Q10WidePiece, Q2_0PiecesAreTheWideDecode) {
+  check_format<Q2_0>("q2_0");
+}
 // The generic piece (decode_wide itself) on spans of 32 and 16.
 TEST(Q10WidePiece, GenericPiecesOfQ4kAndQ6k) {
   check_format<Q4_K>("q4_K");

@@ -20,17 +20,17 @@ namespace strata::cuda::fused_q10 {
 
 // Device intermediates of the last run, for tests and tools (valid until the next run).
 struct Q10WorkspaceView {
-  const __half* x_codes = nullptr;   // [T, d] f16 codes
-  const float* x_scales = nullptr;   // [T, d/64]
-  const int32_t* x_sums = nullptr;   // [T, d/16]
+  const __half* x_codes = nullptr;  // [T, d] f16 codes
+  const float* x_scales = nullptr;  // [T, d/64]
+  const int32_t* x_sums = nullptr;  // [T, d/16]
   DeviceGroupingTables grouping;
-  const __half* h_codes = nullptr;   // [P, f] sorted-pair rows
-  const float* h_scales = nullptr;   // [P, f/64]
-  const int32_t* h_sums = nullptr;   // [P, f/16]
-  const float* gate = nullptr;       // [P, f] (only with keep_h)
-  const float* up = nullptr;         // [P, f] (only with keep_h)
-  const float* h = nullptr;          // [P, f] before requantisation (only with keep_h)
-  const float* down = nullptr;       // [P, d] sorted-pair rows
+  const __half* h_codes = nullptr;  // [P, f] sorted-pair rows
+  const float* h_scales = nullptr;  // [P, f/64]
+  const int32_t* h_sums = nullptr;  // [P, f/16]
+  const float* gate = nullptr;      // [P, f] (only with keep_h)
+  const float* up = nullptr;        // [P, f] (only with keep_h)
+  const float* h = nullptr;         // [P, f] before requantisation (only with keep_h)
+  const float* down = nullptr;      // [P, d] sorted-pair rows
   int64_t n_pairs = 0;
 };
 
@@ -44,7 +44,8 @@ class Q10Workspace {
   const Q10WorkspaceView& last() const { return view_; }
 
  private:
-  friend void run_layer_q10(const MoeLayerWeights&, const DeviceInputs&, Q10Workspace&, cudaStream_t, float*);
+  friend void run_layer_q10(const MoeLayerWeights&, const DeviceInputs&, Q10Workspace&,
+                            cudaStream_t, float*);
   void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
 
   GroupingWorkspace grouping_;

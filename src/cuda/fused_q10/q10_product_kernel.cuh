@@ -41,21 +41,23 @@ enum class Epilogue { kSwigluRequant, kStoreRows };
 template <class F, class Tile>
 struct Q10Shared {
   static constexpr int kSpansPerStage = Tile::kStageValues / F::kWideSpan;
-  alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];     // [buf][row][k] f16
-  alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair][k]
-  float act_scale[Tile::kActStages][Tile::kPairs];                             // [slot][pair]
-  float weight_scale[2][Tile::kWeightRows][kSpansPerStage];                    // [buf][row][span]
-  float amax[Tile::kWarpsM][Tile::kPairs];                                     // requant exchange
+  alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
+  alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
+  float act_scale[Tile::kActStages][Tile::kPairs];                              // [slot][pair]
+  float weight_scale[2][Tile::kWeightRows][kSpansPerStage];                     // [buf][row][span]
+  float amax[Tile::kWarpsM][Tile::kPairs];                                      // requant exchange
 };
 
 template <class F, class Tile, Epilogue kEpilogue>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     q10_product_kernel(const Q10ProductArgs args) {
   static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
-  static_assert(!F::kHasOffset, "offset formats need the activation span sums in the fold (not carried yet)");
+  static_assert(!F::kHasOffset,
+                "offset formats need the activation span sums in the fold (not carried yet)");
   static_assert(Tile::kStageValues % F::kWideSpan == 0, "whole spans per stage");
-  static_assert(F::kBlockValues % Tile::kStageValues == 0 || Tile::kStageValues % F::kBlockValues == 0,
-                "stages and blocks nest");
+  static_assert(
+      F::kBlockValues % Tile::kStageValues == 0 || Tile::kStageValues % F::kBlockValues == 0,
+      "stages and blocks nest");
   using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
   using Shared = Q10Shared<F, Tile>;
   using Piece = WidePiece<F>;  // the decode unit: <= 32 integers per thread and task
@@ -63,8 +65,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   constexpr int kSpansPerStage = Shared::kSpansPerStage;
   constexpr bool kGateUp = kEpilogue == Epilogue::kSwigluRequant;
   constexpr int kRowsPerItem = kGateUp ? Tile::kWeightRows / 2 : Tile::kWeightRows;  // output rows
-  constexpr int kDecodeTasks = Tile::kWeightRows * kSpansPerStage * Piece::kPiecesPerSpan;  // per stage
-  constexpr int kChunksPerPair = Tile::kStageValues * 2 / 16;                         // 16-byte copies
+  constexpr int kDecodeTasks =
+      Tile::kWeightRows * kSpansPerStage * Piece::kPiecesPerSpan;  // per stage
+  constexpr int kChunksPerPair = Tile::kStageValues * 2 / 16;      // 16-byte copies
   constexpr int kCopiesPerThread = (Tile::kActChunks + Tile::kThreads - 1) / Tile::kThreads;
   extern __shared__ __align__(16) uint8_t shared_raw[];
   Shared& sm = *reinterpret_cast<Shared*>(shared_raw);
@@ -85,12 +88,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     const int32_t tile = static_cast<int32_t>(item / row_blocks);
     const int row_begin = static_cast<int>(item % row_blocks) * kRowsPerItem;  // feature or d row
     const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
-    const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
+    const int32_t pair_begin =
+        args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
     const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
     // gate (or down) and up rows of the expert; up is unused by down.
-    const uint8_t* gate_weights = args.weights[0] + static_cast<size_t>(expert) * args.expert_stride_bytes[0];
+    const uint8_t* gate_weights =
+        args.weights[0] + static_cast<size_t>(expert) * args.expert_stride_bytes[0];
     const uint8_t* up_weights =
-        kGateUp ? args.weights[1] + static_cast<size_t>(expert) * args.expert_stride_bytes[1] : gate_weights;
+        kGateUp ? args.weights[1] + static_cast<size_t>(expert) * args.expert_stride_bytes[1]
+                : gate_weights;
 
     // Each thread copies fixed 16-byte chunks (and maybe one scale) of every stage.
     int64_t copy_row[kCopiesPerThread];
@@ -99,13 +105,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     for (int i = 0; i < kCopiesPerThread; ++i) {
       const int chunk = tid + i * Tile::kThreads, pair = chunk / kChunksPerPair;
       copy_valid[i] = chunk < Tile::kActChunks && pair < pair_count;
-      copy_row[i] = !copy_valid[i] ? 0
+      copy_row[i] = !copy_valid[i]               ? 0
                     : args.pair_token != nullptr ? args.pair_token[pair_begin + pair]
                                                  : static_cast<int64_t>(pair_begin) + pair;
     }
     const bool scale_thread = tid < Tile::kPairs;
     const bool scale_valid = scale_thread && tid < pair_count;
-    const int64_t scale_row = !scale_valid ? 0
+    const int64_t scale_row = !scale_valid                 ? 0
                               : args.pair_token != nullptr ? args.pair_token[pair_begin + tid]
                                                            : static_cast<int64_t>(pair_begin) + tid;
 
@@ -120,11 +126,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           if (chunk < Tile::kActChunks) {
             const int pair = chunk / kChunksPerPair, part = chunk % kChunksPerPair;
             cp_async_16(&sm.acts[slot][pair][8 * part],
-                        args.act_codes + copy_row[i] * K + stage * Tile::kStageValues + 8 * part, copy_valid[i]);
+                        args.act_codes + copy_row[i] * K + stage * Tile::kStageValues + 8 * part,
+                        copy_valid[i]);
           }
         }
         if (scale_thread)
-          cp_async_4(&sm.act_scale[slot][tid], args.act_scales + scale_row * blocks_per_act_row + stage, scale_valid);
+          cp_async_4(&sm.act_scale[slot][tid],
+                     args.act_scales + scale_row * blocks_per_act_row + stage, scale_valid);
       }
       cp_async_commit();  // an empty group past the end keeps the wait counts uniform
     };
@@ -135,7 +143,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
       for (int task = tid; task < kDecodeTasks; task += Tile::kThreads) {
         const int r = task / (kSpansPerStage * Piece::kPiecesPerSpan);
-        const int sp = task / Piece::kPiecesPerSpan % kSpansPerStage, piece = task % Piece::kPiecesPerSpan;
+        const int sp = task / Piece::kPiecesPerSpan % kSpansPerStage,
+                  piece = task % Piece::kPiecesPerSpan;
         const int out_row = kGateUp ? row_begin + 8 * (r / 16) + r % 8 : row_begin + r;
         const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
         int16_t w[Piece::kValues];
@@ -155,8 +164,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           uint32_t word[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j)  // int16 -> f16 is exact for |w| <= 2048
-            word[j] = static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j]))) |
-                      (static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j + 1]))) << 16);
+            word[j] =
+                static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j]))) |
+                (static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j + 1])))
+                 << 16);
           dst[q] = make_uint4(word[0], word[1], word[2], word[3]);
         }
         if (piece == 0) sm.weight_scale[buf][r][sp] = scale.scale;
@@ -173,7 +184,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.0f;
 
-    // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0 ------
+          // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0
+          // ------
 #pragma unroll
     for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
     decode_stage(0, 0);
@@ -181,16 +193,19 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     for (int stage = 0; stage < n_stages; ++stage) {
       const int buf = stage & 1, slot = stage % Tile::kActStages;
       cp_async_wait<Tile::kActStages - 2>();  // this thread's copies of `stage` have landed
-      __syncthreads();  // everyone's copies and the weights of `stage` visible; stage - 1 fully read
+      __syncthreads();  // everyone's copies and the weights of `stage` visible; stage - 1 fully
+                        // read
       issue_acts(stage + Tile::kActStages - 1);  // into the slot stage - 1 used
 
       float act_scale[Tile::kMmaN][2];
 #pragma unroll
       for (int ni = 0; ni < Tile::kMmaN; ++ni)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) act_scale[ni][c] = sm.act_scale[slot][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c];
+        for (int c = 0; c < 2; ++c)
+          act_scale[ni][c] = sm.act_scale[slot][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c];
 
-      // ---- the stage's spans: exact span dots, folded in span order -----------------------------
+          // ---- the stage's spans: exact span dots, folded in span order
+          // -----------------------------
 #pragma unroll
       for (int sp = 0; sp < kSpansPerStage; ++sp) {
         float dot[Tile::kMmaM][Tile::kMmaN][4];
@@ -216,21 +231,25 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
           for (int mi = 0; mi < Tile::kMmaM; ++mi)
 #pragma unroll
-            for (int ni = 0; ni < Tile::kMmaN; ++ni) Span::step_m16n8k16(dot[mi][ni], a[mi], b[ni], step);
+            for (int ni = 0; ni < Tile::kMmaN; ++ni)
+              Span::step_m16n8k16(dot[mi][ni], a[mi], b[ni], step);
         }
 #pragma unroll
         for (int mi = 0; mi < Tile::kMmaM; ++mi) {
           const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
-          const WideScale lo{sm.weight_scale[buf][row][sp], 0.0f}, hi{sm.weight_scale[buf][row + 8][sp], 0.0f};
+          const WideScale lo{sm.weight_scale[buf][row][sp], 0.0f},
+              hi{sm.weight_scale[buf][row + 8][sp], 0.0f};
 #pragma unroll
           for (int ni = 0; ni < Tile::kMmaN; ++ni)
 #pragma unroll
             for (int c = 0; c < 4; ++c)
-              acc[mi][ni][c] = fold_span<F>(acc[mi][ni][c], dot[mi][ni][c], 0.0f, c < 2 ? lo : hi, act_scale[ni][c % 2]);
+              acc[mi][ni][c] = fold_span<F>(acc[mi][ni][c], dot[mi][ni][c], 0.0f, c < 2 ? lo : hi,
+                                            act_scale[ni][c % 2]);
         }
       }
 
-      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the barrier)
+      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the
+      // barrier)
       if (stage + 1 < n_stages) decode_stage(stage + 1, buf ^ 1);
     }
     cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)
@@ -256,7 +275,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           }
           // Lanes of one tig hold the warp's other features: reduce over the group bits.
 #pragma unroll
-          for (int mask = 4; mask < 32; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+          for (int mask = 4; mask < 32; mask <<= 1)
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
           if (group == 0) sm.amax[warp_m][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c] = amax;
         }
       __syncthreads();
@@ -277,7 +297,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
             code[mi] = static_cast<int>(r);
           }
-          static_assert(Tile::kMmaM == 4, "mi 0-1 are features 0-15 of the warp (one sum), mi 2-3 features 16-31");
+          static_assert(Tile::kMmaM == 4,
+                        "mi 0-1 are features 0-15 of the warp (one sum), mi 2-3 features 16-31");
           int sum0 = code[0] + code[1], sum1 = code[2] + code[3];
 #pragma unroll
           for (int mask = 4; mask < 32; mask <<= 1) {
@@ -297,7 +318,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             if (group == 0) {
               args.h_sums[row * (f / kQ10SumValues) + feature_base / kQ10SumValues] = sum0;
               args.h_sums[row * (f / kQ10SumValues) + feature_base / kQ10SumValues + 1] = sum1;
-              if (warp_m % 2 == 0) args.h_scales[row * n_blocks64 + feature_base / kQ10BlockValues] = scale;
+              if (warp_m % 2 == 0)
+                args.h_scales[row * n_blocks64 + feature_base / kQ10BlockValues] = scale;
             }
           }
         }
@@ -309,10 +331,12 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         for (int ni = 0; ni < Tile::kMmaN; ++ni)
 #pragma unroll
           for (int c = 0; c < 4; ++c) {
-            const int out_row = row_begin + warp_m * Tile::kWarpRows + 16 * mi + group + 8 * (c / 2);
+            const int out_row =
+                row_begin + warp_m * Tile::kWarpRows + 16 * mi + group + 8 * (c / 2);
             const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c % 2;
             if (out_row < out_rows && pair < pair_count)
-              args.down_out[(static_cast<int64_t>(pair_begin) + pair) * out_rows + out_row] = acc[mi][ni][c];
+              args.down_out[(static_cast<int64_t>(pair_begin) + pair) * out_rows + out_row] =
+                  acc[mi][ni][c];
           }
     }
   }
@@ -325,8 +349,10 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   int device = 0, sms = 0, per_sm = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
   STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
-  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kShared)));
+  STRATA_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
   const int grid = sms * (per_sm > 0 ? per_sm : 1);
   kernel<<<grid, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
@@ -334,8 +360,10 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
 
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
-  if (tile == Q10TileKind::kSmall) launch_q10_product_tile<F, Q10Small, kEpilogue>(args, stream);
-  else launch_q10_product_tile<F, Q10Large, kEpilogue>(args, stream);
+  if (tile == Q10TileKind::kSmall)
+    launch_q10_product_tile<F, Q10Small, kEpilogue>(args, stream);
+  else
+    launch_q10_product_tile<F, Q10Large, kEpilogue>(args, stream);
 }
 
 }  // namespace strata::cuda::fused_q10

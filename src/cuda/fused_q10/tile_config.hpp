@@ -11,28 +11,30 @@ namespace strata::cuda::fused_q10 {
 // tile rows 0-7 gate, rows 8-15 the up rows of the same features), so WeightRows / 2 features.
 template <int WeightRows, int Pairs, int WarpsM, int WarpsN, int ActStages, int MinBlocksPerSm>
 struct Q10Tile {
-  static constexpr int kWeightRows = WeightRows;     // weight rows in shared memory
-  static constexpr int kPairs = Pairs;               // routed pairs per CTA tile
-  static constexpr int kWarpsM = WarpsM;             // warps along weight rows
-  static constexpr int kWarpsN = WarpsN;             // warps along pairs
+  static constexpr int kWeightRows = WeightRows;  // weight rows in shared memory
+  static constexpr int kPairs = Pairs;            // routed pairs per CTA tile
+  static constexpr int kWarpsM = WarpsM;          // warps along weight rows
+  static constexpr int kWarpsN = WarpsN;          // warps along pairs
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
-  static constexpr int kActStages = ActStages;       // cp.async stages of activation codes in flight
+  static constexpr int kActStages = ActStages;  // cp.async stages of activation codes in flight
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
-  static constexpr int kStageValues = 64;            // K values per stage: one activation block
+  static constexpr int kStageValues = 64;  // K values per stage: one activation block
   // 64 + 8 f16 (144 bytes): the 8 rows one fragment load touches land on disjoint banks.
   static constexpr int kRowStrideHalves = kStageValues + 8;
   static constexpr int kWarpRows = kWeightRows / kWarpsM;
   static constexpr int kWarpPairs = kPairs / kWarpsN;
-  static constexpr int kMmaM = kWarpRows / 16;       // m16 tiles per warp
-  static constexpr int kMmaN = kWarpPairs / 8;       // n8 tiles per warp
+  static constexpr int kMmaM = kWarpRows / 16;                         // m16 tiles per warp
+  static constexpr int kMmaN = kWarpPairs / 8;                         // n8 tiles per warp
   static constexpr int kActChunks = kPairs * (kStageValues * 2 / 16);  // 16-byte copies per stage
 
-  static_assert(kWarpRows == 64, "a warp owns 64 weight rows: 32 features of gate + up, half a requant block");
+  static_assert(kWarpRows == 64,
+                "a warp owns 64 weight rows: 32 features of gate + up, half a requant block");
   static_assert(kWarpsM % 2 == 0, "two warps along M make one 64-feature requant block of h");
   static_assert(kWeightRows % 128 == 0, "whole 64-feature requant blocks per CTA (gate/up)");
   static_assert(kPairs % (8 * kWarpsN) == 0 && kMmaN >= 1, "warp pairs must be whole n8 tiles");
   static_assert((kRowStrideHalves * 2) % 16 == 0, "shared rows take 16-byte stores and cp.async");
-  static_assert(((kRowStrideHalves * 2 / 4) % 32) == 4, "row stride of 36 words: conflict-free fragments");
+  static_assert(((kRowStrideHalves * 2 / 4) % 32) == 4,
+                "row stride of 36 words: conflict-free fragments");
   static_assert(kActStages >= 2, "cp.async needs at least double buffering");
   static_assert(kThreads <= 1024 && kMinBlocksPerSm >= 1, "launchable");
 };

@@ -22,8 +22,8 @@ struct WidePiece {
   static constexpr int kValues = kWidePieceValues<F>;
   static constexpr int kPiecesPerSpan = F::kWideSpan / kValues;
   // Values kValues*piece .. +kValues-1 of span `span` of the block: w and the span's scale.
-  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece, int16_t* w /*[kValues]*/,
-                                      WideScale& s) {
+  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece,
+                                      int16_t* w /*[kValues]*/, WideScale& s) {
     int16_t full[F::kWideSpan];
     F::decode_wide(block, span, full, s);
     for (int i = 0; i < kValues; ++i) w[i] = full[kValues * piece + i];
@@ -35,8 +35,8 @@ template <>
 struct WidePiece<Iq3S> {
   static constexpr int kValues = 32;
   static constexpr int kPiecesPerSpan = 2;
-  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece, int16_t* w /*[32]*/,
-                                      WideScale& s) {
+  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece,
+                                      int16_t* w /*[32]*/, WideScale& s) {
     const int sub = 2 * span + piece;
     const int multiplier = Iq3S::sub_scale(block, sub);
     for (int m = 0; m < 8; ++m) {
@@ -58,10 +58,11 @@ template <>
 struct WidePiece<Q2_0> {
   static constexpr int kValues = 32;
   static constexpr int kPiecesPerSpan = 2;
-  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece, int16_t* w /*[32]*/,
-                                      WideScale& s) {
+  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece,
+                                      int16_t* w /*[32]*/, WideScale& s) {
     const uint8_t* codes = block + 2 + 8 * (2 * span + piece);
-    for (int i = 0; i < 32; ++i) w[i] = static_cast<int16_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
+    for (int i = 0; i < 32; ++i)
+      w[i] = static_cast<int16_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
     s.scale = load_fp16le(block);
     s.offset = 0.0f;
   }

@@ -18,15 +18,15 @@ namespace strata::cuda::mma {
 inline constexpr int kF16M = 16, kF16N = 8, kF16K = 16;
 
 // d = a * b + c.
-__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
-                                                 const float (&c)[4]) {
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4],
+                                                 const uint32_t (&b)[2], const float (&c)[4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
+        "f"(c[2]), "f"(c[3]));
 #else
   (void)a;
   (void)b;
@@ -37,13 +37,15 @@ __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (
 }
 
 // d += a * b.
-__device__ __forceinline__ void mma_m16n8k16_f16_acc(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+__device__ __forceinline__ void mma_m16n8k16_f16_acc(float (&d)[4], const uint32_t (&a)[4],
+                                                     const uint32_t (&b)[2]) {
   const float c[4] = {d[0], d[1], d[2], d[3]};
   mma_m16n8k16_f16(d, a, b, c);
 }
 
 // d = a * b: a fresh accumulator (the first k16 step of a span).
-__device__ __forceinline__ void mma_m16n8k16_f16_zero(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+__device__ __forceinline__ void mma_m16n8k16_f16_zero(float (&d)[4], const uint32_t (&a)[4],
+                                                      const uint32_t (&b)[2]) {
   const float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   mma_m16n8k16_f16(d, a, b, c);
 }

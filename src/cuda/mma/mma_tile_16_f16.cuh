@@ -37,10 +37,9 @@ struct Tile16F16Wmma {
 using Tile16F16 = Tile16F16Wmma;
 
 // The primitive: acc += A * B (one 16-wide k slice).
-__device__ __forceinline__ void mma_tile_16_f16(Tile16F16::Acc& acc,
-                                                const __half* a /*[16 x lda] f16 row-major*/, int lda,
-                                                const __half* b /*[16 x ldb] f16, column n at b + n*ldb*/,
-                                                int ldb) {
+__device__ __forceinline__ void mma_tile_16_f16(
+    Tile16F16::Acc& acc, const __half* a /*[16 x lda] f16 row-major*/, int lda,
+    const __half* b /*[16 x ldb] f16, column n at b + n*ldb*/, int ldb) {
   Tile16F16::mma(acc, a, lda, b, ldb);
 }
 

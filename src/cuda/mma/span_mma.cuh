@@ -27,27 +27,30 @@ struct SpanMma {
   // mma.sync m16n8k16: acc [16 x 8] f32 per warp (fragments: mma_m16n8k16_f16.cuh).
   __device__ __forceinline__ static void step_m16n8k16(float (&acc)[4], const uint32_t (&a)[4],
                                                        const uint32_t (&b)[2], int step) {
-    if (step == 0) mma_m16n8k16_f16_zero(acc, a, b);
-    else mma_m16n8k16_f16_acc(acc, a, b);
+    if (step == 0)
+      mma_m16n8k16_f16_zero(acc, a, b);
+    else
+      mma_m16n8k16_f16_acc(acc, a, b);
   }
 
   // wgmma m64nNk16, A from registers: acc [64 x N] f32 per warpgroup (wgmma_f16.cuh).
   template <int N>
-  __device__ __forceinline__ static void step_wgmma_rs(float (&acc)[N / 2], const uint32_t (&a)[4], uint64_t b_desc,
-                                                       int step) {
+  __device__ __forceinline__ static void step_wgmma_rs(float (&acc)[N / 2], const uint32_t (&a)[4],
+                                                       uint64_t b_desc, int step) {
     wgmma_f16_rs<N>(acc, a, b_desc, step != 0);
   }
 
   // wgmma m64nNk16, A from shared memory.
   template <int N>
-  __device__ __forceinline__ static void step_wgmma_ss(float (&acc)[N / 2], uint64_t a_desc, uint64_t b_desc,
-                                                       int step) {
+  __device__ __forceinline__ static void step_wgmma_ss(float (&acc)[N / 2], uint64_t a_desc,
+                                                       uint64_t b_desc, int step) {
     wgmma_f16_ss<N>(acc, a_desc, b_desc, step != 0);
   }
 
   // nvcuda::wmma 16x16x16: acc [16 x 16] f32 per warp (mma_tile_16_f16.cuh).
-  __device__ __forceinline__ static void step_tile16(strata::mma::Tile16F16::Acc& acc, const __half* a, int lda,
-                                                     const __half* b, int ldb, int step) {
+  __device__ __forceinline__ static void step_tile16(strata::mma::Tile16F16::Acc& acc,
+                                                     const __half* a, int lda, const __half* b,
+                                                     int ldb, int step) {
     if (step == 0) strata::mma::Tile16F16::zero(acc);
     strata::mma::mma_tile_16_f16(acc, a, lda, b, ldb);
   }

@@ -15,19 +15,22 @@ concept ExactSpan = requires {
   F::kWideSpan;
   F::kWideMax;
   F::kBlockValues;
-} && wide_span_fits<F>();
+}
+&&wide_span_fits<F>();
 
-inline constexpr int kSpanStepValues = 16;  // k per fp16 MMA step (m16n8k16, m64nNk16, wmma 16x16x16)
+inline constexpr int kSpanStepValues =
+    16;  // k per fp16 MMA step (m16n8k16, m64nNk16, wmma 16x16x16)
 
 // One span seen by the tensor cores: kSteps chained k16 products from a fresh accumulator.
 template <class F>
 struct SpanShape {
-  static_assert(ExactSpan<F>,
-                "q10: a span of this format could exceed 2^24 (S * 511 * W_f >= 2^24, or S / W_f out of "
-                "range): its integer dot is not exact on fp16 tensor cores");
-  static constexpr int kValues = F::kWideSpan;                   // S
-  static constexpr int kSteps = kValues / kSpanStepValues;       // k16 steps per span
-  static constexpr int kMaxWeight = F::kWideMax;                 // W_f
+  static_assert(
+      ExactSpan<F>,
+      "q10: a span of this format could exceed 2^24 (S * 511 * W_f >= 2^24, or S / W_f out of "
+      "range): its integer dot is not exact on fp16 tensor cores");
+  static constexpr int kValues = F::kWideSpan;              // S
+  static constexpr int kSteps = kValues / kSpanStepValues;  // k16 steps per span
+  static constexpr int kMaxWeight = F::kWideMax;            // W_f
   static constexpr int64_t kMaxPartial = int64_t{kValues} * kQ10MaxCode * kMaxWeight;  // < 2^24
   static_assert(kValues % kSpanStepValues == 0 && kSteps >= 1 && kSteps <= 4, "S in {16, 32, 64}");
 };

@@ -21,12 +21,14 @@ struct Q10WarpBlock {
 
 // v0, v1: this lane's two values; n: 64, or 32 (then lanes 16-31 pass anything and are ignored).
 // All 32 lanes must call it.
-__device__ __forceinline__ Q10WarpBlock quantize_block_q10_warp(float v0, float v1, int n, int lane) {
+__device__ __forceinline__ Q10WarpBlock quantize_block_q10_warp(float v0, float v1, int n,
+                                                                int lane) {
   const bool active = 2 * lane < n;
   float amax = 0.0f;
   if (active) amax = fmaxf(fmaxf(amax, fabsf(v0)), fabsf(v1));
 #pragma unroll
-  for (int mask = 16; mask >= 1; mask >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+  for (int mask = 16; mask >= 1; mask >>= 1)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
   Q10WarpBlock out;
   // NOTE: the operations of quantize_block_q10, one for one (x / d in fp32, roundf, clamp).
   const float d = amax / static_cast<float>(kQ10MaxCode);

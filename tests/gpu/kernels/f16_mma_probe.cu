@@ -17,11 +17,13 @@ template <int S>
 struct ProbeSpan {
   static constexpr int kWideSpan = S;
   static constexpr int kBlockValues = 256;
-  static constexpr int kWideMax = ((1 << 24) - 1) / (S * kQ10MaxCode) < 2048 ? ((1 << 24) - 1) / (S * kQ10MaxCode) : 2048;
+  static constexpr int kWideMax =
+      ((1 << 24) - 1) / (S * kQ10MaxCode) < 2048 ? ((1 << 24) - 1) / (S * kQ10MaxCode) : 2048;
 };
 static_assert(cuda::mma::ExactSpan<ProbeSpan<16>> && cuda::mma::ExactSpan<ProbeSpan<32>> &&
               cuda::mma::ExactSpan<ProbeSpan<64>>);
-static_assert(ProbeSpan<64>::kWideMax == 513 && ProbeSpan<32>::kWideMax == 1026 && ProbeSpan<16>::kWideMax == 2048);
+static_assert(ProbeSpan<64>::kWideMax == 513 && ProbeSpan<32>::kWideMax == 1026 &&
+              ProbeSpan<16>::kWideMax == 2048);
 
 constexpr int kMaxK = 256;
 
@@ -33,7 +35,8 @@ __device__ __forceinline__ uint32_t pack_f16x2(int16_t lo, int16_t hi) {
 
 // ---- mma.sync m16n8k16: one warp, a [16, K], b [8, K], d [K/S, 16, 8] --------------------------
 template <class F>
-__global__ void __launch_bounds__(32) mma_sync_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
+__global__ void __launch_bounds__(32)
+    mma_sync_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
   using Span = SpanMma<F>;
   constexpr int S = F::kWideSpan;
   const int lane = threadIdx.x, group = lane / 4, tig = lane % 4;
@@ -60,7 +63,8 @@ __global__ void __launch_bounds__(32) mma_sync_probe_kernel(const int16_t* a, co
 
 // ---- nvcuda::wmma 16x16x16: one warp, a [16, K], b [16, K], d [K/S, 16, 16] --------------------
 template <class F>
-__global__ void __launch_bounds__(32) wmma_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
+__global__ void __launch_bounds__(32)
+    wmma_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
   using Span = SpanMma<F>;
   constexpr int S = F::kWideSpan;
   __shared__ alignas(32) __half a_tile[16 * S];  // [m][kk], lda = S
@@ -96,7 +100,8 @@ __device__ __forceinline__ int core_matrix_index(int row, int kk) {
 }
 
 template <class F, int N, bool kSharedA>
-__global__ void __launch_bounds__(128) wgmma_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
+__global__ void __launch_bounds__(128)
+    wgmma_probe_kernel(const int16_t* a, const int16_t* b, int k, float* d) {
   using Span = SpanMma<F>;
   constexpr int S = F::kWideSpan, kSteps = Span::kSteps;
   static_assert(kSteps * (N + (kSharedA ? 64 : 0)) * 16 * 2 <= 48 * 1024, "static shared memory");
@@ -134,10 +139,11 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const int16_t* a, cons
     cuda::mma::wgmma_fence();
 #pragma unroll
     for (int step = 0; step < kSteps; ++step) {
-      const uint64_t b_desc = cuda::mma::wgmma_desc(cuda::shared_address(&b_tile[step][0]), kLeadingBytes, kStrideBytes);
+      const uint64_t b_desc = cuda::mma::wgmma_desc(cuda::shared_address(&b_tile[step][0]),
+                                                    kLeadingBytes, kStrideBytes);
       if constexpr (kSharedA) {
-        const uint64_t a_desc =
-            cuda::mma::wgmma_desc(cuda::shared_address(&a_tile[step][0]), kLeadingBytes, kStrideBytes);
+        const uint64_t a_desc = cuda::mma::wgmma_desc(cuda::shared_address(&a_tile[step][0]),
+                                                      kLeadingBytes, kStrideBytes);
         Span::template step_wgmma_ss<N>(acc, a_desc, b_desc, step);
       } else {
         Span::template step_wgmma_rs<N>(acc, af[step], b_desc, step);
@@ -152,25 +158,45 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const int16_t* a, cons
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) out[(row + 8 * h) * N + 8 * j + 2 * tig + c] = acc[4 * j + 2 * h + c];
+        for (int c = 0; c < 2; ++c)
+          out[(row + 8 * h) * N + 8 * j + 2 * tig + c] = acc[4 * j + 2 * h + c];
   }
 }
 
 // Writes 1 when the image the runtime loaded for this device carries the wgmma bodies.
-__global__ void wgmma_image_kernel(int* out) { *out = STRATA_WGMMA_AVAILABLE; }
+__global__ void wgmma_image_kernel(int* out) {
+  *out = STRATA_WGMMA_AVAILABLE;
+}
 
 template <int S>
-void launch_span(F16Mma op, const int16_t* a, const int16_t* b, int k, float* d, cudaStream_t stream) {
+void launch_span(F16Mma op, const int16_t* a, const int16_t* b, int k, float* d,
+                 cudaStream_t stream) {
   using F = ProbeSpan<S>;
   switch (op) {
-    case F16Mma::kMmaSyncM16N8K16: mma_sync_probe_kernel<F><<<1, 32, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWmma16x16x16: wmma_probe_kernel<F><<<1, 32, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaRsN64: wgmma_probe_kernel<F, 64, false><<<1, 128, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaRsN128: wgmma_probe_kernel<F, 128, false><<<1, 128, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaRsN256: wgmma_probe_kernel<F, 256, false><<<1, 128, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaSsN64: wgmma_probe_kernel<F, 64, true><<<1, 128, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaSsN128: wgmma_probe_kernel<F, 128, true><<<1, 128, 0, stream>>>(a, b, k, d); break;
-    case F16Mma::kWgmmaSsN256: wgmma_probe_kernel<F, 256, true><<<1, 128, 0, stream>>>(a, b, k, d); break;
+    case F16Mma::kMmaSyncM16N8K16:
+      mma_sync_probe_kernel<F><<<1, 32, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWmma16x16x16:
+      wmma_probe_kernel<F><<<1, 32, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaRsN64:
+      wgmma_probe_kernel<F, 64, false><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaRsN128:
+      wgmma_probe_kernel<F, 128, false><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaRsN256:
+      wgmma_probe_kernel<F, 256, false><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaSsN64:
+      wgmma_probe_kernel<F, 64, true><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaSsN128:
+      wgmma_probe_kernel<F, 128, true><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
+    case F16Mma::kWgmmaSsN256:
+      wgmma_probe_kernel<F, 256, true><<<1, 128, 0, stream>>>(a, b, k, d);
+      break;
   }
   STRATA_CUDA_CHECK_LAUNCH("f16 span probe kernel");
 }
@@ -179,14 +205,22 @@ void launch_span(F16Mma op, const int16_t* a, const int16_t* b, int k, float* d,
 
 F16MmaInfo f16_mma_info(F16Mma op) {
   switch (op) {
-    case F16Mma::kMmaSyncM16N8K16: return {"mma_sync_m16n8k16", 16, 8, false};
-    case F16Mma::kWmma16x16x16: return {"wmma_16x16x16", 16, 16, false};
-    case F16Mma::kWgmmaRsN64: return {"wgmma_m64n64k16_rs", 64, 64, true};
-    case F16Mma::kWgmmaRsN128: return {"wgmma_m64n128k16_rs", 64, 128, true};
-    case F16Mma::kWgmmaRsN256: return {"wgmma_m64n256k16_rs", 64, 256, true};
-    case F16Mma::kWgmmaSsN64: return {"wgmma_m64n64k16_ss", 64, 64, true};
-    case F16Mma::kWgmmaSsN128: return {"wgmma_m64n128k16_ss", 64, 128, true};
-    case F16Mma::kWgmmaSsN256: return {"wgmma_m64n256k16_ss", 64, 256, true};
+    case F16Mma::kMmaSyncM16N8K16:
+      return {"mma_sync_m16n8k16", 16, 8, false};
+    case F16Mma::kWmma16x16x16:
+      return {"wmma_16x16x16", 16, 16, false};
+    case F16Mma::kWgmmaRsN64:
+      return {"wgmma_m64n64k16_rs", 64, 64, true};
+    case F16Mma::kWgmmaRsN128:
+      return {"wgmma_m64n128k16_rs", 64, 128, true};
+    case F16Mma::kWgmmaRsN256:
+      return {"wgmma_m64n256k16_rs", 64, 256, true};
+    case F16Mma::kWgmmaSsN64:
+      return {"wgmma_m64n64k16_ss", 64, 64, true};
+    case F16Mma::kWgmmaSsN128:
+      return {"wgmma_m64n128k16_ss", 64, 128, true};
+    case F16Mma::kWgmmaSsN256:
+      return {"wgmma_m64n256k16_ss", 64, 256, true};
   }
   return {"?", 0, 0, false};
 }
@@ -211,9 +245,12 @@ bool f16_mma_available(F16Mma op) {
 
 int f16_probe_max_weight(int span) {
   switch (span) {
-    case 16: return ProbeSpan<16>::kWideMax;
-    case 32: return ProbeSpan<32>::kWideMax;
-    case 64: return ProbeSpan<64>::kWideMax;
+    case 16:
+      return ProbeSpan<16>::kWideMax;
+    case 32:
+      return ProbeSpan<32>::kWideMax;
+    case 64:
+      return ProbeSpan<64>::kWideMax;
   }
   fail(Status::kInvalidArgument, "f16 span probe: span must be 16, 32 or 64");
 }
@@ -222,9 +259,15 @@ void launch_f16_span_probe(F16Mma op, int span, const int16_t* a, const int16_t*
                            cudaStream_t stream) {
   if (k <= 0 || k > kMaxK || k % span != 0) fail(Status::kInvalidArgument, "f16 span probe: bad K");
   switch (span) {
-    case 16: launch_span<16>(op, a, b, k, d, stream); return;
-    case 32: launch_span<32>(op, a, b, k, d, stream); return;
-    case 64: launch_span<64>(op, a, b, k, d, stream); return;
+    case 16:
+      launch_span<16>(op, a, b, k, d, stream);
+      return;
+    case 32:
+      launch_span<32>(op, a, b, k, d, stream);
+      return;
+    case 64:
+      launch_span<64>(op, a, b, k, d, stream);
+      return;
   }
   fail(Status::kInvalidArgument, "f16 span probe: span must be 16, 32 or 64");
 }

@@ -21,8 +21,8 @@ enum class F16Mma {
 
 struct F16MmaInfo {
   const char* name;
-  int m, n;        // output tile of the one CTA
-  bool wgmma;      // needs an sm_90 device and an sm_90a image
+  int m, n;    // output tile of the one CTA
+  bool wgmma;  // needs an sm_90 device and an sm_90a image
 };
 
 F16MmaInfo f16_mma_info(F16Mma op);
@@ -34,8 +34,8 @@ int f16_probe_max_weight(int span);
 
 // a: [M, K] int16 weights (|a| <= f16_probe_max_weight(span)), b: [N, K] int16 activation codes
 // (|b| <= 511), both row-major with k contiguous (row n of b = column n of the product), device;
-// d: [K / span, M, N] f32 row-major, device: d[s][m][n] = sum over k in span s of a[m][k] * b[n][k].
-// K a multiple of span, span in {16, 32, 64}, K <= 256.
+// d: [K / span, M, N] f32 row-major, device: d[s][m][n] = sum over k in span s of a[m][k] *
+// b[n][k]. K a multiple of span, span in {16, 32, 64}, K <= 256.
 void launch_f16_span_probe(F16Mma op, int span, const int16_t* a, const int16_t* b, int k, float* d,
                            cudaStream_t stream);
 
