@@ -127,15 +127,8 @@ Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
 // y, debug, Numerics::kQ10): false when the CPU arm of the profile is not in this build (the
 // overload does not exist yet).
 template <class Layer>
-bool run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOutputs* debug) {
-  if constexpr (requires {
-                  run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
-                }) {
-    run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
-    return true;
-  } else {
-    return false;
-  }
+void run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOutputs* debug) {
+  run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
 }
 
 // ---- device runs
@@ -318,9 +311,7 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
   const LayerInputs in = sc.inputs();
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
-  if (!run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug))
-    FAIL() << "this build has no q10 CPU arm: run_layer_cpu(layer, in, arm, threads, y, debug, "
-              "Numerics::kQ10)";
+  run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
   const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;

@@ -71,9 +71,6 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
   cell.arms = bench::parse_arms(a.arms);
   if (!a.numerics.empty()) bench::apply_numerics(cell.arms, a.numerics);
   for (const bench::ArmChoice& arm : cell.arms)
-    require(!(arm.numerics == Numerics::kQ10 && a.backend == "cuda"), Status::kUnsupported,
-            "--numerics: q10 has no CUDA arm in this build (run it with --backend cpu)");
-  for (const bench::ArmChoice& arm : cell.arms)
     require(!((arm.wmma || arm.sm80) && a.backend == "cpu"), Status::kInvalidArgument,
             "--arms: " + arm.name + " is a CUDA arm; the CPU backend has production and fused");
   cell.gate_up_type = format_arg(a.gate_up, "--gate-up");

@@ -50,14 +50,6 @@ void require_device_pointer(const void* p, const char* what) {
           Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer (the CUDA backend reads device memory)");
 }
 
-// NOTE: a q10 call is refused, never run as q8: the two profiles give different bits.
-void require_cuda_profile(Numerics numerics) {
-  require(numerics == Numerics::kQ8, Status::kUnsupported,
-          fmt::format("numerics: the {} profile has no CUDA arm in this build; run it on the CPU "
-                      "backend or choose q8",
-                      numerics_name(numerics)));
-}
-
 class CudaBackend final : public LayerBackend {
  public:
   explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
@@ -71,7 +63,6 @@ class CudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    require_cuda_profile(options.numerics);
     if (in.n_tokens > 0) {
       require_device_pointer(in.x, "x");
       require_device_pointer(in.ids, "ids");
@@ -88,7 +79,7 @@ class CudaBackend final : public LayerBackend {
       STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
     else
       STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, last_run_done_, 0));
-    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y);
+    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y, nullptr, options.numerics);
     STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
   }
 
@@ -116,7 +107,6 @@ class HostCudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    require_cuda_profile(options.numerics);
     require(in.n_tokens >= 0 && in.k >= 1, Status::kInvalidArgument, "n_tokens, k: out of range");
     if (in.n_tokens == 0) return;
     validate_routing(in.ids, in.weights, in.n_tokens, in.k, weights_.n_expert, "ids", "weights");
@@ -131,7 +121,7 @@ class HostCudaBackend final : public LayerBackend {
     STRATA_CUDA_CHECK(cudaMemcpyAsync(ids_.get(), in.ids, T * k * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
     STRATA_CUDA_CHECK(cudaMemcpyAsync(w_.get(), in.weights, T * k * sizeof(float), cudaMemcpyHostToDevice, stream));
     cuda::run_layer(weights_, cuda::DeviceInputs{x_.get(), ids_.get(), w_.get(), in.n_tokens, in.k}, arm, workspace_,
-                    stream, y_.get());
+                    stream, y_.get(), nullptr, options.numerics);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(y, y_.get(), T * d * sizeof(float), cudaMemcpyDeviceToHost, stream));
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
   }

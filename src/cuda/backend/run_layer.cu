@@ -81,7 +81,21 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   if (numerics == Numerics::kQ10) {
     if (!ws.q10_) ws.q10_ = std::make_unique<fused_q10::Q10Workspace>();
     ws.q10_->keep_h = ws.keep_h;
+    if (times != nullptr && !ws.events_ready_) {
+      for (cudaEvent_t& e : ws.events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
+      ws.events_ready_ = true;
+    }
+    // The q10 kernels expose no phase boundaries here: only the layer's total time.
+    if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[0], stream));
     fused_q10::run_layer_q10(layer, in, *ws.q10_, stream, y);
+    if (times != nullptr) {
+      STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[6], stream));
+      STRATA_CUDA_CHECK(cudaEventSynchronize(ws.events_[6]));
+      float total = 0;
+      STRATA_CUDA_CHECK(cudaEventElapsedTime(&total, ws.events_[0], ws.events_[6]));
+      *times = PhaseTimes{};
+      times->total_us = 1e3f * total;
+    }
     return;
   }
   validate_layer(layer);
