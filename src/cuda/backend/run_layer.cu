@@ -74,6 +74,9 @@ bool production_supports(const MoeLayerWeights& layer) {
 void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
                float* y, PhaseTimes* times) {
   validate_layer(layer);
+  require(layer.is_plain(), Status::kUnsupported,
+          "run_layer: the CUDA arms compute the plain SwiGLU expert only (no per-expert biases, "
+          "no swiglu-oai)");
   require_carried(layer.gate);
   require_carried(layer.up);
   require_carried(layer.down);
