@@ -37,7 +37,7 @@ BlockRunner::BlockRunner(const MoeBlock& block, std::string_view backend) : bloc
 }
 
 void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, const float* weights,
-                      Arm arm, const RunOptions& options, float* y,
+                      int k_ids, Arm arm, const RunOptions& options, float* y,
                       std::vector<int32_t>* ids_used, std::vector<float>* weights_used) {
   require(x != nullptr && y != nullptr, Status::kInvalidArgument, "x, y: null pointer");
   require(n_tokens >= 1, Status::kInvalidArgument,
@@ -45,7 +45,7 @@ void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, cons
   require((ids == nullptr) == (weights == nullptr), Status::kInvalidArgument,
           "ids and weights: give both or neither");
   const int64_t d = block_.routed.d;
-  const int k = block_.k;
+  const int k = ids != nullptr ? k_ids : block_.k;
   std::vector<int32_t> routed_ids;
   std::vector<float> routed_weights;
   if (ids == nullptr) {

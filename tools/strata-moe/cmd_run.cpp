@@ -1,4 +1,5 @@
-// strata-moe run: one MoE layer of a GGUF file on activations from .npy files.
+// strata-moe run: the MoE block of one layer of a GGUF file on activations from .npy files,
+// built from the file's architecture and keys (gguf/block_plan.hpp), or refused by name.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -6,9 +7,10 @@
 #include <string>
 
 #include "api/backend.hpp"
+#include "block/block.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
-#include "gguf/gguf.hpp"
+#include "gguf/block_plan.hpp"
 #include "io/npy.hpp"
 #include "pipeline/routing.hpp"
 
@@ -16,9 +18,10 @@ namespace strata::cli {
 namespace {
 
 struct RunArgs {
-  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm;
+  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm, gating;
   int layer = -1;
   int threads = 0;
+  int k = 0;
 };
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -39,20 +42,20 @@ void check_array(const npy::Array& a, const char* what, npy::DType dtype, int64_
                   cols < 0 ? std::string("k") : std::to_string(cols)));
 }
 
+gguf::BlockOverrides overrides_from(const RunArgs& args) {
+  gguf::BlockOverrides over;
+  over.k = args.k;
+  if (args.gating == "softmax") over.score = ScoreFunc::kSoftmax;
+  if (args.gating == "sigmoid") over.score = ScoreFunc::kSigmoid;
+  if (args.gating == "softmax-selected") over.score = ScoreFunc::kSoftmaxSelected;
+  return over;
+}
+
 int run(const RunArgs& args) {
-  const gguf::File file = gguf::File::open(args.gguf);
-  const std::vector<gguf::MoeLayerInfo> layers = gguf::discover_moe_layers(file);
-  const gguf::MoeLayerInfo* layer = nullptr;
-  for (const auto& l : layers)
-    if (l.layer == args.layer) layer = &l;
-  if (layer == nullptr) {
-    std::vector<int> found;
-    for (const auto& l : layers) found.push_back(l.layer);
-    fail(Status::kInvalidArgument,
-         fmt::format("--layer: {} is not an MoE layer of {} (MoE layers: [{}])", args.layer,
-                     args.gguf, fmt::join(found, ", ")));
-  }
-  const MoeLayerWeights& w = layer->weights;
+  const gguf::Model model = gguf::Model::open(args.gguf);
+  const auto built = gguf::build_block(model, args.layer, overrides_from(args));
+  const MoeBlock& block = built->block;
+  const MoeLayerWeights& w = block.routed;
 
   const npy::Array x = npy::read(args.x, "--x");
   check_array(x, "--x", npy::DType::F32, -1, w.d);
@@ -63,13 +66,15 @@ int run(const RunArgs& args) {
       fail(Status::kInvalidArgument,
            fmt::format("--x: element [{}, {}] is not finite", i / w.d, i % w.d));
 
-  // Routing: from the caller, or from the layer's router.
+  // Routing: from the caller, or from the block's router.
   require(args.ids.empty() == args.weights.empty(), Status::kInvalidArgument,
           "--ids and --weights must be given together (or neither, to route with the router)");
   std::vector<int32_t> ids;
   std::vector<float> weights;
-  int k = 0;
+  int k = block.k;
   if (!args.ids.empty()) {
+    require(args.k == 0 && args.gating.empty(), Status::kInvalidArgument,
+            "--k/--gating: they change the router's choice, so they cannot go with --ids/--weights");
     const npy::Array ids_in = npy::read(args.ids, "--ids");
     check_array(ids_in, "--ids", npy::DType::I32, n_tokens, -1);
     k = static_cast<int>(ids_in.shape[1]);
@@ -81,42 +86,36 @@ int run(const RunArgs& args) {
     weights.assign(weights_in.f32(), weights_in.f32() + weights_in.size());
     validate_routing(ids.data(), weights.data(), n_tokens, k, w.n_expert, "--ids", "--weights");
   } else {
-    require(layer->router != nullptr, Status::kInvalidArgument,
+    require(block.router != nullptr, Status::kInvalidArgument,
             fmt::format("--ids: layer {} has no router tensor, so --ids and --weights are required",
                         args.layer));
-    const gguf::TensorInfo& router = *layer->router;
-    require(
-        router.type == GgmlType::F32 && router.ne.size() >= 2 && router.ne[0] == w.d &&
-            router.ne[1] == w.n_expert,
-        Status::kUnsupported,
-        fmt::format("tensor '{}': the router must be F32 [{}, {}]", router.name, w.d, w.n_expert));
-    k = static_cast<int>(layer->n_expert_used);
-    require(k >= 1 && k <= w.n_expert && k <= 64, Status::kInvalidArgument,
-            fmt::format("--gguf: expert_used_count {} is not usable; pass --ids and --weights",
-                        layer->n_expert_used));
-    ids.resize(static_cast<size_t>(n_tokens * k));
-    weights.resize(ids.size());
-    route_tokens(reinterpret_cast<const float*>(router.data), x.f32(), n_tokens, w.d, w.n_expert, k,
-                 Gating::kSoftmaxTopKRenorm, ids.data(), weights.data(), args.threads);
   }
 
   Arm arm = arm_from_env();
   if (args.arm == "production") arm = Arm::kProduction;
   if (args.arm == "fused") arm = Arm::kFused;
-  std::unique_ptr<LayerBackend> backend = make_host_memory_backend(args.backend, w);
+  BlockRunner runner(block, args.backend);
   std::vector<float> y(static_cast<size_t>(n_tokens * w.d));
   RunOptions options;
   options.threads = args.threads;
-  backend->run(LayerInputs{x.f32(), ids.data(), weights.data(), n_tokens, k}, arm, options,
-               y.data());
+  std::vector<int32_t> ids_used;
+  std::vector<float> weights_used;
+  runner.run(x.f32(), n_tokens, ids.empty() ? nullptr : ids.data(),
+             weights.empty() ? nullptr : weights.data(), k, arm, options, y.data(), &ids_used,
+             &weights_used);
 
   npy::write(args.out, npy::DType::F32, {n_tokens, w.d}, y.data());
-  if (!args.ids_out.empty()) npy::write(args.ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
+  if (!args.ids_out.empty())
+    npy::write(args.ids_out, npy::DType::I32, {n_tokens, k}, ids_used.data());
   if (!args.weights_out.empty())
-    npy::write(args.weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
-  std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm on %s -> %s\n", args.layer,
-               static_cast<long long>(n_tokens), k, arm == Arm::kFused ? "fused" : "production",
-               backend->name(), args.out.c_str());
+    npy::write(args.weights_out, npy::DType::F32, {n_tokens, k}, weights_used.data());
+  std::string extras;
+  for (const std::string& e : built->plan.extras) extras += "; " + e;
+  std::fprintf(stderr, "layer %d (%s): %lld tokens, k=%d, %s%s; %s arm on %s -> %s\n", args.layer,
+               model.architecture().c_str(), static_cast<long long>(n_tokens), k,
+               args.ids.empty() ? built->plan.routing.c_str() : "ids and weights given",
+               extras.c_str(), arm == Arm::kFused ? "fused" : "production", runner.backend_name(),
+               args.out.c_str());
   return 0;
 }
 
@@ -124,9 +123,9 @@ int run(const RunArgs& args) {
 
 Runner add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("run", "Run one MoE layer of a GGUF file on x from a .npy file");
-  cmd->add_option("--gguf", args->gguf, "model file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run the MoE block of one layer of a GGUF file on x from a .npy file");
+  cmd->add_option("--gguf", args->gguf, "model file (the first shard of a split GGUF)")->required();
   cmd->add_option("--layer", args->layer, "layer index (blk.N)")->required();
   cmd->add_option("--x", args->x, "activations, f32 [T, d] .npy")->required();
   cmd->add_option("--ids", args->ids, "expert ids, int32 [T, k] .npy (else the router routes)");
@@ -139,6 +138,11 @@ Runner add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"production", "fused"}));
   cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--k", args->k, "experiment: route to k experts instead of expert_used_count")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gating", args->gating,
+                  "experiment: the gating function instead of the architecture's")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "softmax-selected"}));
   return [args] { return run(*args); };
 }
 
