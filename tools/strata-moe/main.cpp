@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "commands.hpp"
@@ -18,6 +19,7 @@ int exit_status_for(strata::Status status) {
 
 int main(int argc, char** argv) {
   CLI::App app{"strata-moe: quantised MoE expert layers on int8 tensor cores"};
+  app.set_version_flag("--version", std::string("strata-moe ") + STRATA_MOE_VERSION);
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, strata::cli::Runner>> commands;
   const auto add = [&](strata::cli::Runner (*adder)(CLI::App&)) {
