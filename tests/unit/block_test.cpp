@@ -9,6 +9,7 @@
 
 #include "block/block.hpp"
 #include "block_reference.hpp"
+#include "strata_moe/block.hpp"
 #include "common/error.hpp"
 #include "cpu/moe_cpu.hpp"
 #include "gguf/block_plan.hpp"
@@ -672,6 +673,105 @@ TEST(BlockRefusal, ExpertsInAFormatWithoutAnInt8Path) {
   EXPECT_EQ(plans[0].n_expert, 4);
   EXPECT_NE(plans[0].cpu.find("blk.0.ffn_gate_exps.weight"), std::string::npos) << plans[0].cpu;
   EXPECT_THROW(gguf::build_block(model, 0), Error);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+strata_moe_layer_desc desc_of(const test::Q8Weights& g, const test::Q8Weights& u,
+                              const test::Q8Weights& dn) {
+  strata_moe_layer_desc desc{};
+  desc.d = g.in;
+  desc.f = g.out;
+  desc.n_expert = g.experts;
+  desc.gate = {static_cast<uint32_t>(GgmlType::Q8_0), g.bytes.data(), g.in, g.out, g.experts, 0, "gate"};
+  desc.up = {static_cast<uint32_t>(GgmlType::Q8_0), u.bytes.data(), u.in, u.out, u.experts, 0, "up"};
+  desc.down = {static_cast<uint32_t>(GgmlType::Q8_0), dn.bytes.data(), dn.in, dn.out, dn.experts, 0, "down"};
+  return desc;
+}
+
+// The C and C++ APIs build the same block as the library's BlockRunner, bit for bit.
+TEST(BlockApi, CApiMatchesTheLibraryBlock) {
+  const uint64_t seed = test::fresh_seed("BlockApi");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t d = 128, f = 64, E = 8, T = 17;
+  const auto g = test::random_q8(d, f, E, rng), u = test::random_q8(d, f, E, rng),
+             dn = test::random_q8(f, d, E, rng);
+  const auto sg = test::random_q8(d, 64, 1, rng), su = test::random_q8(d, 64, 1, rng),
+             sd = test::random_q8(64, d, 1, rng);
+  const auto router = test::random_floats(static_cast<size_t>(E * d), 0.3, rng);
+  const auto sel_bias = test::random_floats(static_cast<size_t>(E), 0.1, rng);
+  const auto gate_inp = test::random_floats(static_cast<size_t>(d), 0.2, rng);
+  const auto gb = test::random_floats(static_cast<size_t>(E * f), 1.0, rng);
+  const auto db = test::random_floats(static_cast<size_t>(E * d), 1.0, rng);
+  const auto x = test::random_floats(static_cast<size_t>(T * d), 1.5, rng);
+
+  strata_moe_shared_expert_desc shared{desc_of(sg, su, sd), gate_inp.data()};
+  strata_moe_block_desc desc{};
+  desc.routed = desc_of(g, u, dn);
+  desc.gate_bias = gb.data();
+  desc.down_bias = db.data();
+  desc.activation = STRATA_MOE_ACTIVATION_SWIGLU_OAI;
+  desc.routing = {router.data(), 3, STRATA_MOE_SCORE_SIGMOID, 1, 2.5f, 4, 2, nullptr, sel_bias.data()};
+  desc.shared = &shared;
+  desc.n_shared = 1;
+  strata_moe::Block block(STRATA_MOE_BACKEND_CPU, desc);
+  std::vector<float> y = test::poisoned(T * d), w_out = test::poisoned(T * 3);
+  std::vector<int32_t> ids_out(static_cast<size_t>(T * 3), -1);
+  block.run(x.data(), T, y.data(), nullptr, nullptr, ids_out.data(), w_out.data());
+
+  MoeBlock lib;
+  lib.routed.d = d;
+  lib.routed.f = f;
+  lib.routed.n_expert = E;
+  lib.routed.gate = make_expert_tensor("g", GgmlType::Q8_0, g.bytes.data(), d, f, E);
+  lib.routed.up = make_expert_tensor("u", GgmlType::Q8_0, u.bytes.data(), d, f, E);
+  lib.routed.down = make_expert_tensor("d", GgmlType::Q8_0, dn.bytes.data(), f, d, E);
+  lib.routed.gate_bias = gb.data();
+  lib.routed.down_bias = db.data();
+  lib.routed.activation.kind = ActivationKind::kSwiGLUOai;
+  lib.router = router.data();
+  lib.k = 3;
+  lib.routing.score = ScoreFunc::kSigmoid;
+  lib.routing.scale = 2.5f;
+  lib.routing.n_group = 4;
+  lib.routing.n_group_used = 2;
+  lib.routing.selection_bias = sel_bias.data();
+  SharedExpert s;
+  s.ffn.d = d;
+  s.ffn.f = 64;
+  s.ffn.n_expert = 1;
+  s.ffn.gate = make_expert_tensor("sg", GgmlType::Q8_0, sg.bytes.data(), d, 64, 1);
+  s.ffn.up = make_expert_tensor("su", GgmlType::Q8_0, su.bytes.data(), d, 64, 1);
+  s.ffn.down = make_expert_tensor("sd", GgmlType::Q8_0, sd.bytes.data(), 64, d, 1);
+  s.gate = gate_inp.data();
+  lib.shared.push_back(s);
+  BlockRunner runner(lib, "cpu");
+  std::vector<float> y_lib = test::poisoned(T * d);
+  std::vector<int32_t> ids_lib;
+  std::vector<float> w_lib;
+  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kFused, RunOptions{}, y_lib.data(), &ids_lib, &w_lib);
+  EXPECT_EQ(ids_out, ids_lib);
+  EXPECT_EQ(test::count_bitwise_diffs(w_out.data(), w_lib.data(), T * 3), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_lib.data(), T * d), 0);
+
+  // Misuse is a status and a message, never a crash.
+  desc.routing.n_group = 3;  // does not divide E = 8
+  strata_moe_block* bad = nullptr;
+  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad), STRATA_MOE_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_NE(std::string(strata_moe_last_error()).find("groups"), std::string::npos);
+  desc.routing.n_group = 4;
+  desc.activation = static_cast<strata_moe_activation>(7);
+  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad), STRATA_MOE_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(strata_moe_last_error()).find("desc.activation"), std::string::npos);
+  desc.activation = STRATA_MOE_ACTIVATION_SWIGLU_OAI;
+  // Biases and SwiGLU-OAI are refused on CUDA (or CUDA is absent).
+  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CUDA, &desc, &bad), STRATA_MOE_UNSUPPORTED);
 }
 
 }  // namespace
