@@ -26,10 +26,10 @@ class Block {
 
   // x: [T, d], y: [T, d]; ids/weights [T, k] or null to route (host pointers on both backends).
   void run(const float* x, int64_t n_tokens, float* y, const int32_t* ids = nullptr,
-           const float* weights = nullptr, int32_t* ids_out = nullptr,
-           float* weights_out = nullptr, const strata_moe_run_options* options = nullptr) {
-    check(strata_moe_block_run(handle_, x, n_tokens, ids, weights, y, ids_out, weights_out,
-                               options));
+           const float* weights = nullptr, int32_t* ids_out = nullptr, float* weights_out = nullptr,
+           const strata_moe_run_options* options = nullptr) {
+    check(
+        strata_moe_block_run(handle_, x, n_tokens, ids, weights, y, ids_out, weights_out, options));
   }
 
   strata_moe_block* get() const { return handle_; }

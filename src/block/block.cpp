@@ -12,10 +12,9 @@ namespace strata {
 
 void validate_block(const MoeBlock& block) {
   validate_layer(block.routed);
-  require(block.k >= 1 && block.k <= block.routed.n_expert && block.k <= 64,
-          Status::kInvalidArgument,
-          fmt::format("block: k = {} must be in [1, min(E = {}, 64)]", block.k,
-                      block.routed.n_expert));
+  require(
+      block.k >= 1 && block.k <= block.routed.n_expert && block.k <= 64, Status::kInvalidArgument,
+      fmt::format("block: k = {} must be in [1, min(E = {}, 64)]", block.k, block.routed.n_expert));
   validate_routing_spec(block.routing, block.routed.n_expert, block.k);
   for (size_t i = 0; i < block.shared.size(); ++i) {
     const SharedExpert& s = block.shared[i];
@@ -70,8 +69,8 @@ void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, cons
   std::vector<float> scale(static_cast<size_t>(n_tokens), 1.0f);
   for (size_t i = 0; i < shared_.size(); ++i) {
     const SharedExpert& s = block_.shared[i];
-    shared_[i]->run(LayerInputs{x, zero_ids.data(), unit_weights.data(), n_tokens, 1}, arm,
-                    options, shared_y.data());
+    shared_[i]->run(LayerInputs{x, zero_ids.data(), unit_weights.data(), n_tokens, 1}, arm, options,
+                    shared_y.data());
     if (s.gate != nullptr)
       sigmoid_gate(s.gate, x, n_tokens, d, scale.data(), options.threads);
     else

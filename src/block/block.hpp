@@ -29,10 +29,10 @@ struct SharedExpert {
 };
 
 struct MoeBlock {
-  MoeLayerWeights routed;        // biases and activation included
-  const float* router = nullptr; // [E, d] f32 row-major; null: the caller passes ids/weights
+  MoeLayerWeights routed;         // biases and activation included
+  const float* router = nullptr;  // [E, d] f32 row-major; null: the caller passes ids/weights
   RoutingSpec routing;
-  int k = 0;                     // experts per token
+  int k = 0;  // experts per token
   std::vector<SharedExpert> shared;
 };
 

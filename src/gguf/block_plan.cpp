@@ -24,16 +24,16 @@ enum class SharedRule { kNone, kUnscaled, kGated, kGatedRequired };
 
 struct ArchRules {
   std::string_view name;
-  ScoreFunc score;          // gating when {arch}.expert_gating_func is absent or 0
-  bool gating_key;          // the graph reads expert_gating_func
-  bool normalize;           // weight normalisation when expert_weights_norm is absent
-  bool norm_key;            // the graph reads expert_weights_norm
+  ScoreFunc score;  // gating when {arch}.expert_gating_func is absent or 0
+  bool gating_key;  // the graph reads expert_gating_func
+  bool normalize;   // weight normalisation when expert_weights_norm is absent
+  bool norm_key;    // the graph reads expert_weights_norm
   ActivationKind activation;
   SharedRule shared;
-  bool biases;              // router and per-expert biases (gpt-oss)
-  bool selection_bias;      // exp_probs_b (DeepSeek V3, GLM-4.5)
-  bool dense_lead;          // leading_dense_block_count
-  bool per_expert;          // per-expert tensors blk.N.ffn_gate.E.weight (old mixtral files)
+  bool biases;          // router and per-expert biases (gpt-oss)
+  bool selection_bias;  // exp_probs_b (DeepSeek V3, GLM-4.5)
+  bool dense_lead;      // leading_dense_block_count
+  bool per_expert;      // per-expert tensors blk.N.ffn_gate.E.weight (old mixtral files)
 };
 
 constexpr ArchRules kArchs[] = {
@@ -61,22 +61,29 @@ const ArchRules* find_arch(std::string_view name) {
 
 // {arch}.<key> keys the block reads. Any other expert_/moe_/swiglu_/router_ key is refused.
 constexpr std::string_view kHonouredKeys[] = {
-    "expert_count",         "expert_used_count",       "expert_feed_forward_length",
-    "expert_shared_feed_forward_length", "expert_shared_count", "expert_weights_scale",
-    "expert_weights_norm",  "expert_gating_func",      "expert_group_count",
-    "expert_group_used_count", "leading_dense_block_count",
+    "expert_count",
+    "expert_used_count",
+    "expert_feed_forward_length",
+    "expert_shared_feed_forward_length",
+    "expert_shared_count",
+    "expert_weights_scale",
+    "expert_weights_norm",
+    "expert_gating_func",
+    "expert_group_count",
+    "expert_group_used_count",
+    "leading_dense_block_count",
 };
 constexpr std::string_view kBlockKeyPrefixes[] = {"expert_", "moe_", "swiglu_", "router_",
                                                   "leading_dense"};
 
 // ---- tensors of one layer --------------------------------------------------------------------
 constexpr std::string_view kKnownSuffixes[] = {
-    "ffn_norm.weight",         "ffn_gate_inp.weight",     "ffn_gate_inp.bias",
-    "ffn_gate_exps.weight",    "ffn_gate_exps.bias",      "ffn_up_exps.weight",
-    "ffn_up_exps.bias",        "ffn_gate_up_exps.weight", "ffn_gate_up_exps.bias",
-    "ffn_down_exps.weight",    "ffn_down_exps.bias",      "exp_probs_b.bias",
-    "ffn_gate_shexp.weight",   "ffn_up_shexp.weight",     "ffn_down_shexp.weight",
-    "ffn_gate_inp_shexp.weight", "ffn_gate.weight",       "ffn_up.weight",
+    "ffn_norm.weight",           "ffn_gate_inp.weight",     "ffn_gate_inp.bias",
+    "ffn_gate_exps.weight",      "ffn_gate_exps.bias",      "ffn_up_exps.weight",
+    "ffn_up_exps.bias",          "ffn_gate_up_exps.weight", "ffn_gate_up_exps.bias",
+    "ffn_down_exps.weight",      "ffn_down_exps.bias",      "exp_probs_b.bias",
+    "ffn_gate_shexp.weight",     "ffn_up_shexp.weight",     "ffn_down_shexp.weight",
+    "ffn_gate_inp_shexp.weight", "ffn_gate.weight",         "ffn_up.weight",
     "ffn_down.weight",
 };
 
@@ -156,7 +163,9 @@ std::string shape_string(const std::vector<int64_t>& ne) {
   return fmt::format("[{}]", fmt::join(ne, ", "));
 }
 
-[[noreturn]] void unsupported(const std::string& what) { fail(Status::kUnsupported, what); }
+[[noreturn]] void unsupported(const std::string& what) {
+  fail(Status::kUnsupported, what);
+}
 [[noreturn]] void bad(const Model& m, const std::string& what) {
   fail(Status::kBadFile, fmt::format("{}: {}", m.named().path(), what));
 }
@@ -181,8 +190,7 @@ struct Keys {
   std::optional<bool> boolean(std::string_view key) const {
     const MetaValue* v = find(key);
     if (v == nullptr) return std::nullopt;
-    if (v->type != ValueType::BOOL)
-      bad(model, fmt::format("key '{}': expected a bool", name(key)));
+    if (v->type != ValueType::BOOL) bad(model, fmt::format("key '{}': expected a bool", name(key)));
     return std::get<bool>(v->value);
   }
   std::optional<double> real(std::string_view key) const {
@@ -217,7 +225,8 @@ ScoreFunc gating_from_key(const Keys& keys, const ArchRules& rules) {
     bad(keys.model, fmt::format("key '{}': {} is out of range (1 softmax, 2 sigmoid, 3 softmax "
                                 "over the selected, 4 sqrt-softplus)",
                                 key, *value));
-  if (*value == 4) unsupported(fmt::format("key '{}': sqrt-softplus gating (4) is not computed", key));
+  if (*value == 4)
+    unsupported(fmt::format("key '{}': sqrt-softplus gating (4) is not computed", key));
   const ScoreFunc asked = *value == 1   ? ScoreFunc::kSoftmax
                           : *value == 2 ? ScoreFunc::kSigmoid
                                         : ScoreFunc::kSoftmaxSelected;
@@ -287,8 +296,10 @@ ExpertTensor stack_experts(const Model& m, const std::map<int, const TensorInfo*
   const int n_expert = static_cast<int>(parts.size());
   for (int e = 0; e < n_expert; ++e)
     if (!parts.count(e))
-      unsupported(fmt::format("tensor 'blk.{}.{}.{}.weight' is missing (layer {} has {} "
-                              "per-expert tensors)", layer, kind, e, layer, n_expert));
+      unsupported(
+          fmt::format("tensor 'blk.{}.{}.{}.weight' is missing (layer {} has {} "
+                      "per-expert tensors)",
+                      layer, kind, e, layer, n_expert));
   const TensorInfo& first = *parts.at(0);
   for (const auto& [e, t] : parts) {
     if (t->ne.size() != 2 || t->ne != first.ne || t->type != first.type)
@@ -296,14 +307,13 @@ ExpertTensor stack_experts(const Model& m, const std::map<int, const TensorInfo*
                          shape_string(t->ne), lower_type(t->type), first.name));
   }
   require_int8_format(first);
-  ExpertTensor view = make_expert_tensor(
-      fmt::format("blk.{}.{}.[0..{}].weight", layer, kind, n_expert - 1), first.type, first.data,
-      first.ne[0], first.ne[1], n_expert);
+  ExpertTensor view =
+      make_expert_tensor(fmt::format("blk.{}.{}.[0..{}].weight", layer, kind, n_expert - 1),
+                         first.type, first.data, first.ne[0], first.ne[1], n_expert);
   const size_t expert_bytes = view.row_bytes * static_cast<size_t>(first.ne[1]);
   const auto stride = n_expert > 1 ? parts.at(1)->data - first.data : std::ptrdiff_t{0};
   bool even = stride >= static_cast<std::ptrdiff_t>(expert_bytes) || n_expert == 1;
-  for (int e = 1; e < n_expert && even; ++e)
-    even = parts.at(e)->data - first.data == stride * e;
+  for (int e = 1; e < n_expert && even; ++e) even = parts.at(e)->data - first.data == stride * e;
   if (even) {
     if (n_expert > 1) view.expert_stride_bytes = static_cast<size_t>(stride);
     return view;
@@ -361,9 +371,10 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
                     : fmt::format("{}: no general.architecture key", m.named().path()));
   const ArchRules* rules = find_arch(arch);
   if (rules == nullptr)
-    unsupported(fmt::format("architecture '{}': strata-moe does not compute its MoE block "
-                            "(supported: {})",
-                            arch, supported_architectures()));
+    unsupported(
+        fmt::format("architecture '{}': strata-moe does not compute its MoE block "
+                    "(supported: {})",
+                    arch, supported_architectures()));
   check_block_keys(m, arch);
   const Keys keys{m, arch};
   for (const TensorInfo* t : lt.unknown)
@@ -377,18 +388,22 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     if (lt.has_dense())
       fail(Status::kInvalidArgument,
            fmt::format("--layer: layer {} is a dense FFN layer{}, not an MoE block", layer,
-                       layer < lead ? fmt::format(" ({} = {})", keys.name("leading_dense_block_count"), lead)
-                                    : std::string()));
+                       layer < lead
+                           ? fmt::format(" ({} = {})", keys.name("leading_dense_block_count"), lead)
+                           : std::string()));
     const TensorInfo* any = lt.named.begin() != lt.named.end() ? lt.named.begin()->second : nullptr;
     unsupported(fmt::format("layer {}: tensor '{}' without the expert tensors of an MoE block",
                             layer, any ? any->name : std::string("?")));
   }
   if (lt.has_dense())
-    unsupported(fmt::format("tensor '{}': a dense FFN beside the experts is not part of the {} "
-                            "block", (lt.get("ffn_gate.weight") ? lt.get("ffn_gate.weight")
-                                      : lt.get("ffn_up.weight") ? lt.get("ffn_up.weight")
-                                                                : lt.get("ffn_down.weight"))->name,
-                            arch));
+    unsupported(
+        fmt::format("tensor '{}': a dense FFN beside the experts is not part of the {} "
+                    "block",
+                    (lt.get("ffn_gate.weight") ? lt.get("ffn_gate.weight")
+                     : lt.get("ffn_up.weight") ? lt.get("ffn_up.weight")
+                                               : lt.get("ffn_down.weight"))
+                        ->name,
+                    arch));
   if (layer < lead)
     bad(m, fmt::format("layer {} has expert tensors but {} = {}", layer,
                        keys.name("leading_dense_block_count"), lead));
@@ -400,18 +415,18 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   const TensorInfo* up = lt.get("ffn_up_exps.weight");
   const TensorInfo* gate_up = lt.get("ffn_gate_up_exps.weight");
   const TensorInfo* down = lt.get("ffn_down_exps.weight");
-  const bool per_expert = !lt.per_expert[0].empty() || !lt.per_expert[1].empty() ||
-                          !lt.per_expert[2].empty();
+  const bool per_expert =
+      !lt.per_expert[0].empty() || !lt.per_expert[1].empty() || !lt.per_expert[2].empty();
   const auto missing = [&](std::string_view suffix) {
     unsupported(fmt::format("tensor 'blk.{}.{}' is missing from layer {}'s MoE block", layer,
                             suffix, layer));
   };
   if (per_expert) {
     if (!rules->per_expert)
-      unsupported(fmt::format("tensor '{}': per-expert tensors are not part of a {} block",
-                              (lt.per_expert[0].empty() ? lt.per_expert[2] : lt.per_expert[0])
-                                  .begin()->second->name,
-                              arch));
+      unsupported(fmt::format(
+          "tensor '{}': per-expert tensors are not part of a {} block",
+          (lt.per_expert[0].empty() ? lt.per_expert[2] : lt.per_expert[0]).begin()->second->name,
+          arch));
     if (gate || up || gate_up || down)
       bad(m, fmt::format("layer {} has both stacked and per-expert expert tensors", layer));
     for (int kind = 0; kind < 3; ++kind)
@@ -421,7 +436,8 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     b.routed.up = stack_experts(m, lt.per_expert[1], "ffn_up", layer, materialise, &out);
     b.routed.down = stack_experts(m, lt.per_expert[2], "ffn_down", layer, materialise, &out);
   } else if (gate_up) {
-    if (gate || up) bad(m, fmt::format("layer {} has both a merged gate_up and separate gate/up", layer));
+    if (gate || up)
+      bad(m, fmt::format("layer {} has both a merged gate_up and separate gate/up", layer));
     if (!down) missing("ffn_down_exps.weight");
     const ExpertTensor merged = view3(m, *gate_up);
     if (merged.out_features % 2 != 0)
@@ -429,7 +445,8 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     b.routed.gate = merged;
     b.routed.gate.out_features = merged.out_features / 2;
     b.routed.up = b.routed.gate;
-    b.routed.up.data = merged.data + static_cast<size_t>(merged.out_features / 2) * merged.row_bytes;
+    b.routed.up.data =
+        merged.data + static_cast<size_t>(merged.out_features / 2) * merged.row_bytes;
     b.routed.down = view3(m, *down);
   } else {
     if (!gate) missing("ffn_gate_exps.weight");
@@ -470,9 +487,12 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     b.routed.gate_bias = expert_bias(m, *t, f, E, 2 * f, 0, &out);
     b.routed.up_bias = expert_bias(m, *t, f, E, 2 * f, f, &out);
   }
-  if (const TensorInfo* t = lt.get("ffn_gate_exps.bias")) b.routed.gate_bias = expert_bias(m, *t, f, E, f, 0, &out);
-  if (const TensorInfo* t = lt.get("ffn_up_exps.bias")) b.routed.up_bias = expert_bias(m, *t, f, E, f, 0, &out);
-  if (const TensorInfo* t = lt.get("ffn_down_exps.bias")) b.routed.down_bias = expert_bias(m, *t, d, E, d, 0, &out);
+  if (const TensorInfo* t = lt.get("ffn_gate_exps.bias"))
+    b.routed.gate_bias = expert_bias(m, *t, f, E, f, 0, &out);
+  if (const TensorInfo* t = lt.get("ffn_up_exps.bias"))
+    b.routed.up_bias = expert_bias(m, *t, f, E, f, 0, &out);
+  if (const TensorInfo* t = lt.get("ffn_down_exps.bias"))
+    b.routed.down_bias = expert_bias(m, *t, d, E, d, 0, &out);
 
   // ---- routing ----
   const TensorInfo* router = lt.get("ffn_gate_inp.weight");
@@ -485,14 +505,17 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   if (router_bias != nullptr) b.routing.logit_bias = floats(m, *router_bias, E, &out);
   if (const TensorInfo* t = lt.get("exp_probs_b.bias")) {
     if (!rules->selection_bias)
-      unsupported(fmt::format("tensor '{}': a selection bias is not part of the {} block", t->name, arch));
+      unsupported(
+          fmt::format("tensor '{}': a selection bias is not part of the {} block", t->name, arch));
     b.routing.selection_bias = floats(m, *t, E, &out);
   }
   b.routing.score = over.score ? *over.score : gating_from_key(keys, *rules);
   const auto norm = keys.boolean("expert_weights_norm");
   if (norm && !rules->norm_key && *norm != rules->normalize)
-    unsupported(fmt::format("key '{}': {} asks for other weight normalisation than {}'s graph "
-                            "computes", keys.name("expert_weights_norm"), *norm, arch));
+    unsupported(
+        fmt::format("key '{}': {} asks for other weight normalisation than {}'s graph "
+                    "computes",
+                    keys.name("expert_weights_norm"), *norm, arch));
   b.routing.normalize = rules->norm_key && norm ? *norm : rules->normalize;
   if (const auto scale = keys.real("expert_weights_scale")) {
     if (!std::isfinite(*scale) || *scale < 0.0)
@@ -511,15 +534,16 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   if (b.k < 1 || b.k > E || b.k > 64)
     fail(over.k > 0 ? Status::kInvalidArgument : Status::kBadFile,
          over.k > 0 ? fmt::format("--k: {} must be in [1, min(E = {}, 64)]", over.k, E)
-         : used     ? fmt::format("{}: key '{}': {} is not in [1, min(E = {}, 64)]", m.named().path(),
-                                  keys.name("expert_used_count"), *used, E)
-                    : fmt::format("{}: key '{}' is missing (pass --k)", m.named().path(),
-                                  keys.name("expert_used_count")));
+         : used ? fmt::format("{}: key '{}': {} is not in [1, min(E = {}, 64)]", m.named().path(),
+                              keys.name("expert_used_count"), *used, E)
+                : fmt::format("{}: key '{}' is missing (pass --k)", m.named().path(),
+                              keys.name("expert_used_count")));
   try {
     validate_routing_spec(b.routing, E, b.k);
   } catch (const Error& e) {
     if (over.k > 0 || over.score) throw;
-    bad(m, fmt::format("keys '{}.expert_group_*' / '{}.expert_weights_scale': {}", arch, arch, e.what()));
+    bad(m, fmt::format("keys '{}.expert_group_*' / '{}.expert_weights_scale': {}", arch, arch,
+                       e.what()));
   }
 
   // ---- shared experts ----
@@ -531,14 +555,20 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   const bool any_shared = sg || su || sd || sgate;
   if (rules->shared == SharedRule::kNone && any_shared)
     unsupported(fmt::format("tensor '{}': {}'s block has no shared expert",
-                            (sg ? sg : su ? su : sd ? sd : sgate)->name, arch));
+                            (sg   ? sg
+                             : su ? su
+                             : sd ? sd
+                                  : sgate)
+                                ->name,
+                            arch));
   const bool want_shared = rules->shared == SharedRule::kGatedRequired || any_shared ||
                            (rules->shared == SharedRule::kUnscaled && shared_count > 0);
   if (want_shared) {
     if (!sg) missing("ffn_gate_shexp.weight");
     if (!su) missing("ffn_up_shexp.weight");
     if (!sd) missing("ffn_down_shexp.weight");
-    const bool gated = rules->shared == SharedRule::kGated || rules->shared == SharedRule::kGatedRequired;
+    const bool gated =
+        rules->shared == SharedRule::kGated || rules->shared == SharedRule::kGatedRequired;
     if (gated && !sgate) missing("ffn_gate_inp_shexp.weight");
     if (!gated && sgate)
       unsupported(fmt::format("tensor '{}': {}'s shared expert is not gated", sgate->name, arch));
@@ -564,8 +594,8 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
       s.gate_name = sgate->name;
     }
     b.shared.push_back(std::move(s));
-    plan.extras.push_back(fmt::format("shared expert ffn {} ({})", fs,
-                                      gated ? "sigmoid-gated" : "unscaled"));
+    plan.extras.push_back(
+        fmt::format("shared expert ffn {} ({})", fs, gated ? "sigmoid-gated" : "unscaled"));
   }
   try {
     validate_block(b);
@@ -578,7 +608,8 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
                                      : "no router (ids and weights from the caller)";
   plan.k = b.k;
   if (b.routed.has_biases()) plan.extras.push_back("expert biases");
-  if (rules->activation == ActivationKind::kSwiGLUOai) plan.extras.push_back("swiglu-oai (alpha 1.702, limit 7)");
+  if (rules->activation == ActivationKind::kSwiGLUOai)
+    plan.extras.push_back("swiglu-oai (alpha 1.702, limit 7)");
   plan.cuda = cuda_support(b, plan.cuda_arms);
 }
 
@@ -588,7 +619,9 @@ void describe(const LayerTensors& lt, BlockPlan& plan) {
   const TensorInfo* up = lt.get("ffn_up_exps.weight");
   const TensorInfo* gate_up = lt.get("ffn_gate_up_exps.weight");
   const TensorInfo* down = lt.get("ffn_down_exps.weight");
-  plan.kind = lt.has_experts() ? BlockKind::kMoe : lt.has_dense() ? BlockKind::kDense : BlockKind::kUnknown;
+  plan.kind = lt.has_experts() ? BlockKind::kMoe
+              : lt.has_dense() ? BlockKind::kDense
+                               : BlockKind::kUnknown;
   plan.merged_gate_up = gate_up != nullptr;
   if (!lt.per_expert[0].empty()) {
     plan.per_expert_tensors = true;
@@ -636,8 +669,8 @@ SplitInfo split_info(const File& file) {
   std::smatch match;
   if (!std::regex_match(name, match, pattern)) return info;
   for (int i = 0; i < info.count; ++i) {
-    info.shards.push_back(path.parent_path() /
-                          fmt::format("{}-{:05d}-of-{:05d}.gguf", match[1].str(), i + 1, info.count));
+    info.shards.push_back(path.parent_path() / fmt::format("{}-{:05d}-of-{:05d}.gguf",
+                                                           match[1].str(), i + 1, info.count));
     info.present.push_back(i == info.index || std::filesystem::exists(info.shards.back()));
   }
   return info;

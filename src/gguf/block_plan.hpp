@@ -19,8 +19,8 @@ namespace strata::gguf {
 // Split GGUFs (gguf-split): split.no / split.count keys, shards named <prefix>-NNNNN-of-MMMMM.gguf.
 struct SplitInfo {
   bool is_split = false;
-  int index = 0;  // split.no, 0-based
-  int count = 1;  // split.count
+  int index = 0;                              // split.no, 0-based
+  int count = 1;                              // split.count
   std::vector<std::filesystem::path> shards;  // every shard's expected path, in order
   std::vector<bool> present;                  // whether each is beside the named file
 };
@@ -68,8 +68,8 @@ std::vector<BlockPlan> plan_blocks(const Model& model);
 
 // Routing overrides for experiments (`run --k`, `--gating`).
 struct BlockOverrides {
-  int k = 0;                         // 0: {arch}.expert_used_count
-  std::optional<ScoreFunc> score;    // replaces the architecture's gating function
+  int k = 0;                       // 0: {arch}.expert_used_count
+  std::optional<ScoreFunc> score;  // replaces the architecture's gating function
 };
 
 // A runnable block with the buffers its views need (tensors copied only where the file's

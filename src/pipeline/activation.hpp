@@ -22,7 +22,9 @@ struct Activation {
   float limit = 7.0f;    // SwiGLU-OAI only: g clamped above at limit, u to [-limit, limit]
 };
 
-STRATA_HD_INLINE float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+STRATA_HD_INLINE float sigmoid_f32(float x) {
+  return 1.0f / (1.0f + exp_f32(-x));
+}
 
 // h = act(g, u) for one feature; g and u already carry their biases.
 STRATA_HD_INLINE float activate(const Activation& a, float g, float u) {

@@ -112,7 +112,8 @@ Q8Weights random_q8(int64_t in, int64_t out, int64_t experts, std::mt19937_64& r
     const uint16_t bits = static_cast<uint16_t>((exponent(rng) << 10) | mantissa(rng));
     w.bytes[b] = static_cast<uint8_t>(bits & 0xFF);
     w.bytes[b + 1] = static_cast<uint8_t>(bits >> 8);
-    for (int i = 0; i < 32; ++i) w.bytes[b + 2 + i] = static_cast<uint8_t>(static_cast<int8_t>(code(rng)));
+    for (int i = 0; i < 32; ++i)
+      w.bytes[b + 2 + i] = static_cast<uint8_t>(static_cast<int8_t>(code(rng)));
   }
   return w;
 }
@@ -169,12 +170,13 @@ void check_routing(const RefBlock& b, const float* x, int64_t n_tokens, const in
     }
     for (int64_t e = 0; e < b.n_expert; ++e) {
       if (std::find(it, it + b.k, e) != it + b.k) continue;
-      EXPECT_LE(sel[e], lowest + eps) << "token " << t << ": expert " << e
-                                      << " scores above a chosen one";
+      EXPECT_LE(sel[e], lowest + eps)
+          << "token " << t << ": expert " << e << " scores above a chosen one";
     }
     for (int j = 0; j < b.k; ++j)
       // fp32 router dots and softmax against double: a few ulps of the logits, relative.
-      EXPECT_NEAR(weights[t * b.k + j], want[t * b.k + j], 1e-5 * std::max(1.0, std::fabs(want[t * b.k + j])))
+      EXPECT_NEAR(weights[t * b.k + j], want[t * b.k + j],
+                  1e-5 * std::max(1.0, std::fabs(want[t * b.k + j])))
           << "token " << t << " slot " << j;
   }
 }
@@ -222,9 +224,9 @@ std::vector<double> reference_block(const RefBlock& b, const float* x, int64_t n
     const float* xt = x + t * b.d;
     for (int j = 0; j < b.k; ++j) {
       const int64_t slot = t * b.k + j;
-      const RefExpertOut e = reference_expert(b.gate, b.up, b.down, ids[slot], &b.gate_bias,
-                                              &b.up_bias, &b.down_bias, b.oai, xt,
-                                              routed_h.data() + slot * b.f);
+      const RefExpertOut e =
+          reference_expert(b.gate, b.up, b.down, ids[slot], &b.gate_bias, &b.up_bias, &b.down_bias,
+                           b.oai, xt, routed_h.data() + slot * b.f);
       for (int64_t c = 0; c < b.d; ++c) y[t * b.d + c] += weights[slot] * e.down[c];
     }
     for (size_t i = 0; i < b.shared.size(); ++i) {

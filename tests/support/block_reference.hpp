@@ -26,18 +26,18 @@ enum class RefScore { kSoftmax, kSigmoid, kSoftmaxSelected };
 struct RefBlock {
   int64_t d = 0, f = 0, n_expert = 0;
   int k = 0;
-  Q8Weights gate, up, down;             // gate/up [d, f, E], down [f, d, E]
+  Q8Weights gate, up, down;                           // gate/up [d, f, E], down [f, d, E]
   std::vector<double> gate_bias, up_bias, down_bias;  // [E, f], [E, f], [E, d] or empty
-  bool oai = false;                     // SwiGLU-OAI (alpha 1.702, limit 7)
-  std::vector<float> router;            // [E, d] or empty
-  std::vector<float> router_bias, selection_bias;  // [E] or empty
+  bool oai = false;                                   // SwiGLU-OAI (alpha 1.702, limit 7)
+  std::vector<float> router;                          // [E, d] or empty
+  std::vector<float> router_bias, selection_bias;     // [E] or empty
   RefScore score = RefScore::kSoftmax;
   bool normalize = true;
   double scale = 1.0;
   int groups = 1, groups_used = 1;
   struct Shared {
-    Q8Weights gate, up, down;           // [d, fs, 1], [d, fs, 1], [fs, d, 1]
-    std::vector<float> gate_inp;        // [d] or empty (unscaled)
+    Q8Weights gate, up, down;     // [d, fs, 1], [d, fs, 1], [fs, d, 1]
+    std::vector<float> gate_inp;  // [d] or empty (unscaled)
   };
   std::vector<Shared> shared;
 };

@@ -9,13 +9,13 @@
 
 #include "block/block.hpp"
 #include "block_reference.hpp"
-#include "strata_moe/block.hpp"
 #include "common/error.hpp"
 #include "cpu/moe_cpu.hpp"
 #include "gguf/block_plan.hpp"
 #include "gguf_writer.hpp"
 #include "moe_check.hpp"
 #include "pipeline/routing.hpp"
+#include "strata_moe/block.hpp"
 #include "test_support.hpp"
 
 namespace strata {
@@ -135,7 +135,8 @@ TEST(BlockRouting, VariantsMatchTheReference) {
     // Thread count never changes the routing.
     std::vector<int32_t> ids1(ids.size());
     std::vector<float> w1(w.size());
-    route_tokens(b.router.data(), x.data(), T, b.d, b.n_expert, c.k, spec, ids1.data(), w1.data(), 1);
+    route_tokens(b.router.data(), x.data(), T, b.d, b.n_expert, c.k, spec, ids1.data(), w1.data(),
+                 1);
     EXPECT_EQ(ids, ids1);
     EXPECT_EQ(test::count_bitwise_diffs(w.data(), w1.data(), T * c.k), 0);
   }
@@ -159,9 +160,11 @@ MoeLayerWeights layer_of(const RefBlock& b, const std::string& name) {
   w.d = b.d;
   w.f = b.f;
   w.n_expert = b.n_expert;
-  w.gate = make_expert_tensor(name + ".gate", GgmlType::Q8_0, b.gate.bytes.data(), b.d, b.f, b.n_expert);
+  w.gate =
+      make_expert_tensor(name + ".gate", GgmlType::Q8_0, b.gate.bytes.data(), b.d, b.f, b.n_expert);
   w.up = make_expert_tensor(name + ".up", GgmlType::Q8_0, b.up.bytes.data(), b.d, b.f, b.n_expert);
-  w.down = make_expert_tensor(name + ".down", GgmlType::Q8_0, b.down.bytes.data(), b.f, b.d, b.n_expert);
+  w.down =
+      make_expert_tensor(name + ".down", GgmlType::Q8_0, b.down.bytes.data(), b.f, b.d, b.n_expert);
   return w;
 }
 
@@ -175,11 +178,10 @@ void expect_stages(const test::Q8Weights& gate, const test::Q8Weights& up,
   for (int64_t t = 0; t < n_tokens; ++t)
     for (int j = 0; j < k; ++j) {
       const int64_t slot = t * k + j;
-      const auto e = test::reference_expert(gate, up, down, ids ? ids[slot] : 0,
-                                            biases ? &biases->gate_bias : nullptr,
-                                            biases ? &biases->up_bias : nullptr,
-                                            biases ? &biases->down_bias : nullptr, oai, x + t * d,
-                                            dbg.h.data() + slot * f);
+      const auto e = test::reference_expert(
+          gate, up, down, ids ? ids[slot] : 0, biases ? &biases->gate_bias : nullptr,
+          biases ? &biases->up_bias : nullptr, biases ? &biases->down_bias : nullptr, oai,
+          x + t * d, dbg.h.data() + slot * f);
       g_ref.insert(g_ref.end(), e.gate.begin(), e.gate.end());
       u_ref.insert(u_ref.end(), e.up.begin(), e.up.end());
       h_ref.insert(h_ref.end(), e.h.begin(), e.h.end());
@@ -220,9 +222,11 @@ TEST(BlockLayer, BiasesAndSwigluOaiMatchTheReferenceOnEveryArm) {
     b.gate = test::random_q8(b.d, b.f, b.n_expert, rng);
     b.up = test::random_q8(b.d, b.f, b.n_expert, rng);
     b.down = test::random_q8(b.f, b.d, b.n_expert, rng);
-    const std::vector<float> gb = test::random_floats(static_cast<size_t>(b.n_expert * b.f), 2.0, rng);
+    const std::vector<float> gb =
+        test::random_floats(static_cast<size_t>(b.n_expert * b.f), 2.0, rng);
     const std::vector<float> ub = test::random_floats(gb.size(), 2.0, rng);
-    const std::vector<float> db = test::random_floats(static_cast<size_t>(b.n_expert * b.d), 1.0, rng);
+    const std::vector<float> db =
+        test::random_floats(static_cast<size_t>(b.n_expert * b.d), 1.0, rng);
     b.gate_bias.assign(gb.begin(), gb.end());
     b.up_bias.assign(ub.begin(), ub.end());
     b.down_bias.assign(db.begin(), db.end());
@@ -269,8 +273,8 @@ TEST(BlockLayer, BiasesAndSwigluOaiMatchTheReferenceOnEveryArm) {
     expect_close(dbg.up.data(), up_ref, T * b.k, b.f, "up + bias");
     expect_close(dbg.h.data(), h_ref, T * b.k, b.f, "h");
     std::vector<double> wd(w.begin(), w.end());
-    expect_close(y_prod.data(), test::reference_block(b, x.data(), T, ids.data(), wd, dbg.h, {}),
-                 T, b.d, "y");
+    expect_close(y_prod.data(), test::reference_block(b, x.data(), T, ids.data(), wd, dbg.h, {}), T,
+                 b.d, "y");
   }
 }
 
@@ -293,7 +297,9 @@ struct ArchCase {
   int k = 2;
 };
 
-std::string layer_name(int l, const char* suffix) { return "blk." + std::to_string(l) + "." + suffix; }
+std::string layer_name(int l, const char* suffix) {
+  return "blk." + std::to_string(l) + "." + suffix;
+}
 
 // Writes `c` as a GGUF file (dense leading layers, then one MoE layer) and fills the reference.
 test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng) {
@@ -319,7 +325,9 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
     return out;
   };
   const auto put = [&](const std::string& name, GgmlType type, std::vector<uint64_t> ne,
-                       std::vector<uint8_t> data) { w.tensor(name, type, std::move(ne)).data = std::move(data); };
+                       std::vector<uint8_t> data) {
+    w.tensor(name, type, std::move(ne)).data = std::move(data);
+  };
   const std::string a = c.arch;
   w.kv("general.architecture", test::meta_string(a));
   w.kv("general.alignment", test::meta_u32(32));
@@ -328,15 +336,19 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
   w.kv(a + ".expert_feed_forward_length", test::meta_u32(static_cast<uint32_t>(b.f)));
   w.kv(a + ".expert_count", test::meta_u32(static_cast<uint32_t>(b.n_expert)));
   w.kv(a + ".expert_used_count", test::meta_u32(static_cast<uint32_t>(c.k)));
-  if (c.gating_key) w.kv(a + ".expert_gating_func", test::meta_u32(static_cast<uint32_t>(*c.gating_key)));
+  if (c.gating_key)
+    w.kv(a + ".expert_gating_func", test::meta_u32(static_cast<uint32_t>(*c.gating_key)));
   if (c.norm_key) w.kv(a + ".expert_weights_norm", test::meta_bool(*c.norm_key));
-  if (c.scale != 1.0) w.kv(a + ".expert_weights_scale", test::meta_f32(static_cast<float>(c.scale)));
+  if (c.scale != 1.0)
+    w.kv(a + ".expert_weights_scale", test::meta_f32(static_cast<float>(c.scale)));
   if (c.groups > 1) {
     w.kv(a + ".expert_group_count", test::meta_u32(static_cast<uint32_t>(c.groups)));
     w.kv(a + ".expert_group_used_count", test::meta_u32(static_cast<uint32_t>(c.groups_used)));
   }
-  if (c.lead_dense > 0) w.kv(a + ".leading_dense_block_count", test::meta_u32(static_cast<uint32_t>(c.lead_dense)));
-  if (c.shared == 1) w.kv(a + ".expert_shared_count", test::meta_u32(static_cast<uint32_t>(c.shared_f / b.f)));
+  if (c.lead_dense > 0)
+    w.kv(a + ".leading_dense_block_count", test::meta_u32(static_cast<uint32_t>(c.lead_dense)));
+  if (c.shared == 1)
+    w.kv(a + ".expert_shared_count", test::meta_u32(static_cast<uint32_t>(c.shared_f / b.f)));
   w.tensor("token_embd.weight", GgmlType::F32, {u(b.d), 4});
   for (int l = 0; l < c.lead_dense; ++l) {
     w.tensor(layer_name(l, "ffn_norm.weight"), GgmlType::F32, {u(b.d)});
@@ -347,14 +359,17 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
   const int l = c.lead_dense;
   w.tensor(layer_name(l, "attn_norm.weight"), GgmlType::F32, {u(b.d)});
   w.tensor(layer_name(l, "ffn_norm.weight"), GgmlType::F32, {u(b.d)});
-  put(layer_name(l, "ffn_gate_inp.weight"), GgmlType::F32, {u(b.d), u(b.n_expert)}, f32_bytes(b.router));
+  put(layer_name(l, "ffn_gate_inp.weight"), GgmlType::F32, {u(b.d), u(b.n_expert)},
+      f32_bytes(b.router));
   if (c.router_bias) {
     b.router_bias = test::random_floats(static_cast<size_t>(b.n_expert), 0.5, rng);
-    put(layer_name(l, "ffn_gate_inp.bias"), GgmlType::F32, {u(b.n_expert)}, f32_bytes(b.router_bias));
+    put(layer_name(l, "ffn_gate_inp.bias"), GgmlType::F32, {u(b.n_expert)},
+        f32_bytes(b.router_bias));
   }
   if (c.selection_bias) {
     b.selection_bias = test::random_floats(static_cast<size_t>(b.n_expert), 0.1, rng);
-    put(layer_name(l, "exp_probs_b.bias"), GgmlType::F32, {u(b.n_expert)}, f32_bytes(b.selection_bias));
+    put(layer_name(l, "exp_probs_b.bias"), GgmlType::F32, {u(b.n_expert)},
+        f32_bytes(b.selection_bias));
   }
   if (c.per_expert > 0) {
     std::vector<int64_t> order(static_cast<size_t>(b.n_expert));
@@ -362,9 +377,12 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
     if (c.per_expert == 2) std::shuffle(order.begin(), order.end(), rng);
     for (int64_t e : order) {
       const std::string n = std::to_string(e);
-      put(layer_name(l, ("ffn_gate." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.d), u(b.f)}, b.gate.expert_bytes(e));
-      put(layer_name(l, ("ffn_down." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.f), u(b.d)}, b.down.expert_bytes(e));
-      put(layer_name(l, ("ffn_up." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.d), u(b.f)}, b.up.expert_bytes(e));
+      put(layer_name(l, ("ffn_gate." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.d), u(b.f)},
+          b.gate.expert_bytes(e));
+      put(layer_name(l, ("ffn_down." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.f), u(b.d)},
+          b.down.expert_bytes(e));
+      put(layer_name(l, ("ffn_up." + n + ".weight").c_str()), GgmlType::Q8_0, {u(b.d), u(b.f)},
+          b.up.expert_bytes(e));
     }
   } else {
     if (c.merged) {
@@ -374,12 +392,16 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
         merged.insert(merged.end(), g.begin(), g.end());
         merged.insert(merged.end(), up.begin(), up.end());
       }
-      put(layer_name(l, "ffn_gate_up_exps.weight"), GgmlType::Q8_0, {u(b.d), u(2 * b.f), u(b.n_expert)}, merged);
+      put(layer_name(l, "ffn_gate_up_exps.weight"), GgmlType::Q8_0,
+          {u(b.d), u(2 * b.f), u(b.n_expert)}, merged);
     } else {
-      put(layer_name(l, "ffn_gate_exps.weight"), GgmlType::Q8_0, {u(b.d), u(b.f), u(b.n_expert)}, b.gate.bytes);
-      put(layer_name(l, "ffn_up_exps.weight"), GgmlType::Q8_0, {u(b.d), u(b.f), u(b.n_expert)}, b.up.bytes);
+      put(layer_name(l, "ffn_gate_exps.weight"), GgmlType::Q8_0, {u(b.d), u(b.f), u(b.n_expert)},
+          b.gate.bytes);
+      put(layer_name(l, "ffn_up_exps.weight"), GgmlType::Q8_0, {u(b.d), u(b.f), u(b.n_expert)},
+          b.up.bytes);
     }
-    put(layer_name(l, "ffn_down_exps.weight"), GgmlType::Q8_0, {u(b.f), u(b.d), u(b.n_expert)}, b.down.bytes);
+    put(layer_name(l, "ffn_down_exps.weight"), GgmlType::Q8_0, {u(b.f), u(b.d), u(b.n_expert)},
+        b.down.bytes);
   }
   if (c.expert_biases) {
     const auto gb = test::random_floats(static_cast<size_t>(b.n_expert * b.f), 2.0, rng);
@@ -393,14 +415,19 @@ test::GgufWriter arch_file(const ArchCase& c, RefBlock& b, std::mt19937_64& rng)
     put(layer_name(l, "ffn_down_exps.bias"), GgmlType::F32, {u(b.d), u(b.n_expert)}, f32_bytes(db));
   }
   if (c.shared > 0) {
-    RefBlock::Shared s{test::random_q8(b.d, c.shared_f, 1, rng), test::random_q8(b.d, c.shared_f, 1, rng),
-                       test::random_q8(c.shared_f, b.d, 1, rng), {}};
-    put(layer_name(l, "ffn_gate_shexp.weight"), GgmlType::Q8_0, {u(b.d), u(c.shared_f)}, s.gate.bytes);
+    RefBlock::Shared s{test::random_q8(b.d, c.shared_f, 1, rng),
+                       test::random_q8(b.d, c.shared_f, 1, rng),
+                       test::random_q8(c.shared_f, b.d, 1, rng),
+                       {}};
+    put(layer_name(l, "ffn_gate_shexp.weight"), GgmlType::Q8_0, {u(b.d), u(c.shared_f)},
+        s.gate.bytes);
     put(layer_name(l, "ffn_up_shexp.weight"), GgmlType::Q8_0, {u(b.d), u(c.shared_f)}, s.up.bytes);
-    put(layer_name(l, "ffn_down_shexp.weight"), GgmlType::Q8_0, {u(c.shared_f), u(b.d)}, s.down.bytes);
+    put(layer_name(l, "ffn_down_shexp.weight"), GgmlType::Q8_0, {u(c.shared_f), u(b.d)},
+        s.down.bytes);
     if (c.shared == 2) {
       s.gate_inp = test::random_floats(static_cast<size_t>(b.d), 0.2, rng);
-      put(layer_name(l, "ffn_gate_inp_shexp.weight"), GgmlType::F32, {u(b.d)}, f32_bytes(s.gate_inp));
+      put(layer_name(l, "ffn_gate_inp_shexp.weight"), GgmlType::F32, {u(b.d)},
+          f32_bytes(s.gate_inp));
     }
     b.shared.push_back(std::move(s));
   }
@@ -550,13 +577,15 @@ TEST_P(ArchBlock, RunsAsTheReferenceAndBitwiseOnEveryArm) {
   // NOTE: the block's combine order is the routed slots, then the shared experts.
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), composed.data(), T * ref.d), 0);
   const std::vector<double> wd = test::reference_weights(ref, x.data(), T, ids.data());
-  expect_close(y.data(), test::reference_block(ref, x.data(), T, ids.data(), wd, routed_dbg.h, shared_h),
-               T, ref.d, "block y");
+  expect_close(y.data(),
+               test::reference_block(ref, x.data(), T, ids.data(), wd, routed_dbg.h, shared_h), T,
+               ref.d, "block y");
   if (c.shared > 0) {
     // The shared expert is really there: without it the output is far from the reference.
     const test::ErrorStats e = test::compare_rows(
-        y_routed.data(), test::reference_block(ref, x.data(), T, ids.data(), wd, routed_dbg.h, shared_h).data(),
-        T, ref.d);
+        y_routed.data(),
+        test::reference_block(ref, x.data(), T, ids.data(), wd, routed_dbg.h, shared_h).data(), T,
+        ref.d);
     EXPECT_GT(e.rel_rms, 1e-2);
   }
 
@@ -579,7 +608,8 @@ void expect_refused(const std::function<void(test::GgufWriter&)>& damage, const 
   RefBlock ref;
   test::GgufWriter writer = arch_file(c, ref, rng);
   damage(writer);
-  const auto path = std::filesystem::temp_directory_path() / ("strata_refusal_" + std::to_string(rng()) + ".gguf");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("strata_refusal_" + std::to_string(rng()) + ".gguf");
   writer.write(path);
   const gguf::Model model = gguf::Model::open(path);
   std::filesystem::remove(path);
@@ -609,12 +639,19 @@ TEST(BlockRefusal, UnknownArchitecture) {
 }
 
 TEST(BlockRefusal, UnexpectedTensorInTheBlock) {
-  expect_refused([](test::GgufWriter& w) { w.tensor("blk.0.ffn_up_exps_s.weight", GgmlType::F32, {8}); },
-                 case_named("qwen3moe"), Status::kUnsupported, "blk.0.ffn_up_exps_s.weight");
-  expect_refused([](test::GgufWriter& w) { w.tensor("blk.0.ffn_gate_exps.bias", GgmlType::F32, {64, 8}); },
-                 case_named("qwen3moe"), Status::kUnsupported, "blk.0.ffn_gate_exps.bias");
-  expect_refused([](test::GgufWriter& w) { w.tensor("blk.0.ffn_gate_shexp.weight", GgmlType::Q8_0, {128, 64}); },
-                 case_named("gpt_oss_biases_oai"), Status::kUnsupported, "blk.0.ffn_gate_shexp.weight");
+  expect_refused(
+      [](test::GgufWriter& w) { w.tensor("blk.0.ffn_up_exps_s.weight", GgmlType::F32, {8}); },
+      case_named("qwen3moe"), Status::kUnsupported, "blk.0.ffn_up_exps_s.weight");
+  expect_refused(
+      [](test::GgufWriter& w) {
+        w.tensor("blk.0.ffn_gate_exps.bias", GgmlType::F32, {64, 8});
+      },
+      case_named("qwen3moe"), Status::kUnsupported, "blk.0.ffn_gate_exps.bias");
+  expect_refused(
+      [](test::GgufWriter& w) {
+        w.tensor("blk.0.ffn_gate_shexp.weight", GgmlType::Q8_0, {128, 64});
+      },
+      case_named("gpt_oss_biases_oai"), Status::kUnsupported, "blk.0.ffn_gate_shexp.weight");
 }
 
 TEST(BlockRefusal, MissingSharedExpertTensor) {
@@ -625,12 +662,18 @@ TEST(BlockRefusal, MissingSharedExpertTensor) {
   // A gated shared expert without its gate.
   c = case_named("qwen3next_gated_shared");
   c.shared = 1;
-  expect_refused([](test::GgufWriter&) {}, c, Status::kUnsupported, "blk.0.ffn_gate_inp_shexp.weight");
+  expect_refused([](test::GgufWriter&) {}, c, Status::kUnsupported,
+                 "blk.0.ffn_gate_inp_shexp.weight");
   // deepseek2 with expert_shared_count > 0 but no shared tensors.
   c = case_named("deepseek2_v2_softmax_unnormalised");
-  expect_refused([&](test::GgufWriter& w) { w.kv("deepseek2.expert_shared_count", test::meta_u32(1)); },
-                 [&] { ArchCase d = c; d.shared = 0; return d; }(), Status::kUnsupported,
-                 "blk.2.ffn_gate_shexp.weight");
+  expect_refused(
+      [&](test::GgufWriter& w) { w.kv("deepseek2.expert_shared_count", test::meta_u32(1)); },
+      [&] {
+        ArchCase d = c;
+        d.shared = 0;
+        return d;
+      }(),
+      Status::kUnsupported, "blk.2.ffn_gate_shexp.weight");
 }
 
 TEST(BlockRefusal, GatingFunctionOutOfRangeOrNotComputed) {
@@ -645,11 +688,13 @@ TEST(BlockRefusal, GatingFunctionOutOfRangeOrNotComputed) {
 }
 
 TEST(BlockRefusal, KeysTheBlockDoesNotHonour) {
-  expect_refused([](test::GgufWriter& w) { w.kv("qwen3moe.swiglu_clamp_exp", test::meta_f32(7.0f)); },
-                 case_named("qwen3moe"), Status::kUnsupported, "qwen3moe.swiglu_clamp_exp");
-  expect_refused([](test::GgufWriter& w) { w.kv("deepseek2.expert_group_scale", test::meta_f32(1.0f)); },
-                 case_named("deepseek2_v2_softmax_unnormalised"), Status::kUnsupported,
-                 "deepseek2.expert_group_scale");
+  expect_refused(
+      [](test::GgufWriter& w) { w.kv("qwen3moe.swiglu_clamp_exp", test::meta_f32(7.0f)); },
+      case_named("qwen3moe"), Status::kUnsupported, "qwen3moe.swiglu_clamp_exp");
+  expect_refused(
+      [](test::GgufWriter& w) { w.kv("deepseek2.expert_group_scale", test::meta_f32(1.0f)); },
+      case_named("deepseek2_v2_softmax_unnormalised"), Status::kUnsupported,
+      "deepseek2.expert_group_scale");
 }
 
 TEST(BlockRefusal, ExpertsInAFormatWithoutAnInt8Path) {
@@ -662,7 +707,8 @@ TEST(BlockRefusal, ExpertsInAFormatWithoutAnInt8Path) {
   f16.tensor("blk.0.ffn_gate_exps.weight", GgmlType::F16, {64, 32, 4});
   f16.tensor("blk.0.ffn_up_exps.weight", GgmlType::BF16, {64, 32, 4});
   f16.tensor("blk.0.ffn_down_exps.weight", GgmlType::F16, {32, 64, 4});
-  const auto path = std::filesystem::temp_directory_path() / ("strata_f16_" + std::to_string(rng()) + ".gguf");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("strata_f16_" + std::to_string(rng()) + ".gguf");
   f16.write(path);
   const gguf::Model model = gguf::Model::open(path);
   std::filesystem::remove(path);
@@ -687,9 +733,12 @@ strata_moe_layer_desc desc_of(const test::Q8Weights& g, const test::Q8Weights& u
   desc.d = g.in;
   desc.f = g.out;
   desc.n_expert = g.experts;
-  desc.gate = {static_cast<uint32_t>(GgmlType::Q8_0), g.bytes.data(), g.in, g.out, g.experts, 0, "gate"};
-  desc.up = {static_cast<uint32_t>(GgmlType::Q8_0), u.bytes.data(), u.in, u.out, u.experts, 0, "up"};
-  desc.down = {static_cast<uint32_t>(GgmlType::Q8_0), dn.bytes.data(), dn.in, dn.out, dn.experts, 0, "down"};
+  desc.gate = {
+      static_cast<uint32_t>(GgmlType::Q8_0), g.bytes.data(), g.in, g.out, g.experts, 0, "gate"};
+  desc.up = {
+      static_cast<uint32_t>(GgmlType::Q8_0), u.bytes.data(), u.in, u.out, u.experts, 0, "up"};
+  desc.down = {
+      static_cast<uint32_t>(GgmlType::Q8_0), dn.bytes.data(), dn.in, dn.out, dn.experts, 0, "down"};
   return desc;
 }
 
@@ -716,7 +765,8 @@ TEST(BlockApi, CApiMatchesTheLibraryBlock) {
   desc.gate_bias = gb.data();
   desc.down_bias = db.data();
   desc.activation = STRATA_MOE_ACTIVATION_SWIGLU_OAI;
-  desc.routing = {router.data(), 3, STRATA_MOE_SCORE_SIGMOID, 1, 2.5f, 4, 2, nullptr, sel_bias.data()};
+  desc.routing = {router.data(),  3, STRATA_MOE_SCORE_SIGMOID, 1, 2.5f, 4, 2, nullptr,
+                  sel_bias.data()};
   desc.shared = &shared;
   desc.n_shared = 1;
   strata_moe::Block block(STRATA_MOE_BACKEND_CPU, desc);
@@ -754,7 +804,8 @@ TEST(BlockApi, CApiMatchesTheLibraryBlock) {
   std::vector<float> y_lib = test::poisoned(T * d);
   std::vector<int32_t> ids_lib;
   std::vector<float> w_lib;
-  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kFused, RunOptions{}, y_lib.data(), &ids_lib, &w_lib);
+  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kFused, RunOptions{}, y_lib.data(), &ids_lib,
+             &w_lib);
   EXPECT_EQ(ids_out, ids_lib);
   EXPECT_EQ(test::count_bitwise_diffs(w_out.data(), w_lib.data(), T * 3), 0);
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_lib.data(), T * d), 0);
@@ -762,12 +813,14 @@ TEST(BlockApi, CApiMatchesTheLibraryBlock) {
   // Misuse is a status and a message, never a crash.
   desc.routing.n_group = 3;  // does not divide E = 8
   strata_moe_block* bad = nullptr;
-  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad), STRATA_MOE_INVALID_ARGUMENT);
+  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad),
+            STRATA_MOE_INVALID_ARGUMENT);
   EXPECT_EQ(bad, nullptr);
   EXPECT_NE(std::string(strata_moe_last_error()).find("groups"), std::string::npos);
   desc.routing.n_group = 4;
   desc.activation = static_cast<strata_moe_activation>(7);
-  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad), STRATA_MOE_INVALID_ARGUMENT);
+  EXPECT_EQ(strata_moe_block_create(STRATA_MOE_BACKEND_CPU, &desc, &bad),
+            STRATA_MOE_INVALID_ARGUMENT);
   EXPECT_NE(std::string(strata_moe_last_error()).find("desc.activation"), std::string::npos);
   desc.activation = STRATA_MOE_ACTIVATION_SWIGLU_OAI;
   // Biases and SwiGLU-OAI are refused on CUDA (or CUDA is absent).

@@ -35,7 +35,7 @@ std::string human_bytes(uint64_t bytes) {
 }
 
 const char* value_type_name(gguf::ValueType t) {
-  static const char* names[] = {"u8",  "i8",   "u16",    "i16",   "u32", "i32", "f32",
+  static const char* names[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                 "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < 13 ? names[i] : "?";
@@ -43,11 +43,16 @@ const char* value_type_name(gguf::ValueType t) {
 
 nlohmann::json value_json(const gguf::MetaValue& v) {
   switch (v.value.index()) {
-    case 0: return std::get<uint64_t>(v.value);
-    case 1: return std::get<int64_t>(v.value);
-    case 2: return std::get<double>(v.value);
-    case 3: return std::get<bool>(v.value);
-    case 4: return std::get<std::string>(v.value);
+    case 0:
+      return std::get<uint64_t>(v.value);
+    case 1:
+      return std::get<int64_t>(v.value);
+    case 2:
+      return std::get<double>(v.value);
+    case 3:
+      return std::get<bool>(v.value);
+    case 4:
+      return std::get<std::string>(v.value);
     default: {
       const auto& a = std::get<gguf::MetaArray>(v.value);
       nlohmann::json head = nlohmann::json::array();
@@ -128,29 +133,31 @@ void print_json(const gguf::Model& model, const std::vector<gguf::BlockPlan>& pl
   }
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& p : plans) {
-    layers.push_back({{"layer", p.layer},
-                      {"kind", kind_name(p.kind)},
-                      {"d", p.d},
-                      {"ffn", p.f},
-                      {"n_expert", p.n_expert},
-                      {"n_expert_used", p.k},
-                      {"gate", p.gate_type},
-                      {"up", p.up_type},
-                      {"down", p.down_type},
-                      {"bytes", p.bytes},
-                      {"merged_gate_up", p.merged_gate_up},
-                      {"per_expert_tensors", p.per_expert_tensors},
-                      {"routing", p.routing},
-                      {"extras", p.extras},
-                      {"cpu", {{"runs", p.kind == gguf::BlockKind::kMoe && p.cpu.empty()},
-                               {"arms", p.cpu.empty() ? nlohmann::json{"production", "fused"}
-                                                      : nlohmann::json::array()},
-                               {"profiles", p.cpu.empty() ? nlohmann::json{"q8"}
-                                                          : nlohmann::json::array()},
-                               {"text", cpu_text(p)}}},
-                      {"cuda", {{"runs", p.cpu.empty() && p.cuda.empty()},
-                                {"arms", p.cuda_arms},
-                                {"text", cuda_text(p)}}}});
+    layers.push_back(
+        {{"layer", p.layer},
+         {"kind", kind_name(p.kind)},
+         {"d", p.d},
+         {"ffn", p.f},
+         {"n_expert", p.n_expert},
+         {"n_expert_used", p.k},
+         {"gate", p.gate_type},
+         {"up", p.up_type},
+         {"down", p.down_type},
+         {"bytes", p.bytes},
+         {"merged_gate_up", p.merged_gate_up},
+         {"per_expert_tensors", p.per_expert_tensors},
+         {"routing", p.routing},
+         {"extras", p.extras},
+         {"cpu",
+          {{"runs", p.kind == gguf::BlockKind::kMoe && p.cpu.empty()},
+           {"arms",
+            p.cpu.empty() ? nlohmann::json{"production", "fused"} : nlohmann::json::array()},
+           {"profiles", p.cpu.empty() ? nlohmann::json{"q8"} : nlohmann::json::array()},
+           {"text", cpu_text(p)}}},
+         {"cuda",
+          {{"runs", p.cpu.empty() && p.cuda.empty()},
+           {"arms", p.cuda_arms},
+           {"text", cuda_text(p)}}}});
   }
   out["layers"] = layers;
   std::fputs((out.dump(2) + "\n").c_str(), stdout);
@@ -194,8 +201,8 @@ void print_text(const gguf::Model& model, const std::vector<gguf::BlockPlan>& pl
     uint64_t total = 0;
     for (const auto& p : plans) {
       fmt::print("{:>5} {:<5} {:>6} {:>6} {:>8} {:>5}  {:<8} {:<8} {:<8} {:>12}\n", p.layer,
-                 kind_name(p.kind), p.d, p.f, p.n_expert, p.k, p.gate_type, p.up_type,
-                 p.down_type, p.bytes);
+                 kind_name(p.kind), p.d, p.f, p.n_expert, p.k, p.gate_type, p.up_type, p.down_type,
+                 p.bytes);
       if (!p.routing.empty()) fmt::print("      routing  {}\n", p.routing);
       std::vector<std::string> extras = p.extras;
       if (p.merged_gate_up) extras.insert(extras.begin(), "merged gate_up");

@@ -73,8 +73,9 @@ int run(const RunArgs& args) {
   std::vector<float> weights;
   int k = block.k;
   if (!args.ids.empty()) {
-    require(args.k == 0 && args.gating.empty(), Status::kInvalidArgument,
-            "--k/--gating: they change the router's choice, so they cannot go with --ids/--weights");
+    require(
+        args.k == 0 && args.gating.empty(), Status::kInvalidArgument,
+        "--k/--gating: they change the router's choice, so they cannot go with --ids/--weights");
     const npy::Array ids_in = npy::read(args.ids, "--ids");
     check_array(ids_in, "--ids", npy::DType::I32, n_tokens, -1);
     k = static_cast<int>(ids_in.shape[1]);
