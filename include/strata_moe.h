@@ -114,6 +114,69 @@ strata_moe_status strata_moe_route(const float* router, const float* x, int64_t 
                                    int64_t n_expert, int k, strata_moe_gating gating, int32_t* ids,
                                    float* weights, int threads);
 
+/* ---- whole MoE blocks: routing, routed experts with biases/activation, shared experts ---- */
+
+typedef enum strata_moe_score_func {
+  STRATA_MOE_SCORE_SOFTMAX = 0,          /* softmax over E (expert_gating_func 1) */
+  STRATA_MOE_SCORE_SIGMOID = 1,          /* sigmoid per expert (2; DeepSeek V3, GLM-4.5) */
+  STRATA_MOE_SCORE_SOFTMAX_SELECTED = 2  /* top-k of the logits, softmax over the k (3; gpt-oss) */
+} strata_moe_score_func;
+
+typedef enum strata_moe_activation {
+  STRATA_MOE_ACTIVATION_SWIGLU = 0,     /* silu(g) * u */
+  STRATA_MOE_ACTIVATION_SWIGLU_OAI = 1  /* min(g,L) sigmoid(alpha min(g,L)) (clamp(u,-L,L) + 1) */
+} strata_moe_activation;
+
+/* The router and its rule, in llama.cpp's order: logits (+ logit_bias) -> scores -> selection
+ * scores (+ selection_bias) -> keep n_group_used of n_group groups (by the sum of their top-2) ->
+ * top-k (ties to the lower id) -> weights = scores of the chosen (softmax over them for
+ * SOFTMAX_SELECTED) -> / max(sum, 2^-14) when normalize -> * scale when scale is not 0 or 1. */
+typedef struct strata_moe_routing_desc {
+  const float* router;          /* [E, d] f32 (GGUF ffn_gate_inp); NULL: the caller passes ids */
+  int k;                        /* experts per token */
+  strata_moe_score_func score;
+  int normalize;
+  float scale;
+  int n_group, n_group_used;    /* 0 or 1: no groups */
+  const float* logit_bias;      /* [E] or NULL (gpt-oss ffn_gate_inp.bias) */
+  const float* selection_bias;  /* [E] or NULL (exp_probs_b: chooses, does not weigh) */
+} strata_moe_routing_desc;
+
+/* A dense SwiGLU FFN every token visits: an E = 1 layer (ne2 = 1). gate: [d] f32 scales its
+ * output by sigmoid(gate . x) (qwen3next, qwen35moe); NULL adds it unscaled (deepseek2). */
+typedef struct strata_moe_shared_expert_desc {
+  strata_moe_layer_desc ffn;
+  const float* gate;
+} strata_moe_shared_expert_desc;
+
+typedef struct strata_moe_block_desc {
+  strata_moe_layer_desc routed;
+  const float* gate_bias;  /* [E, f] f32 or NULL, added after the gate product */
+  const float* up_bias;    /* [E, f] f32 or NULL */
+  const float* down_bias;  /* [E, d] f32 or NULL */
+  strata_moe_activation activation;
+  float activation_alpha, activation_limit; /* SWIGLU_OAI; 0: llama.cpp's 1.702 and 7 */
+  strata_moe_routing_desc routing;
+  const strata_moe_shared_expert_desc* shared; /* n_shared of them, combined after the k slots */
+  int n_shared;
+} strata_moe_block_desc;
+
+typedef struct strata_moe_block strata_moe_block;
+
+/* Host memory on both backends (the CUDA backend copies the weights once). The CUDA arms carry
+ * plain SwiGLU experts only: biases or SWIGLU_OAI on CUDA give STRATA_MOE_UNSUPPORTED. */
+strata_moe_status strata_moe_block_create(strata_moe_backend backend, const strata_moe_block_desc* desc,
+                                          strata_moe_block** block);
+
+/* x: [T, d]; ids/weights: [T, k] or both NULL to route with the block's router; y: [T, d];
+ * ids_out/weights_out ([T, k], may be NULL) receive the routing used. Host pointers. */
+strata_moe_status strata_moe_block_run(strata_moe_block* block, const float* x, int64_t n_tokens,
+                                       const int32_t* ids, const float* weights, float* y,
+                                       int32_t* ids_out, float* weights_out,
+                                       const strata_moe_run_options* options);
+
+void strata_moe_block_destroy(strata_moe_block* block);
+
 /* CUDA devices visible to this build (0 when built without CUDA). */
 int strata_moe_cuda_device_count(void);
 

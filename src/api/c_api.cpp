@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/backend.hpp"
+#include "block/block.hpp"
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "formats/ggml_type.hpp"
@@ -18,6 +19,10 @@
 struct strata_moe_layer {
   strata::MoeLayerWeights weights;
   std::unique_ptr<strata::LayerBackend> backend;
+};
+
+struct strata_moe_block {
+  std::unique_ptr<strata::BlockRunner> runner;
 };
 
 namespace {
@@ -153,6 +158,69 @@ strata_moe_run_options read_options(const strata_moe_run_options* options) {
   return out;
 }
 
+strata::MoeLayerWeights layer_from(const strata_moe_layer_desc& desc, const std::string& role) {
+  strata::MoeLayerWeights w;
+  w.d = desc.d;
+  w.f = desc.f;
+  w.n_expert = desc.n_expert;
+  w.gate = tensor_from(desc.gate, (role + ".gate").c_str());
+  w.up = tensor_from(desc.up, (role + ".up").c_str());
+  w.down = tensor_from(desc.down, (role + ".down").c_str());
+  return w;
+}
+
+strata::MoeBlock block_from(const strata_moe_block_desc& desc) {
+  strata::MoeBlock b;
+  b.routed = layer_from(desc.routed, "routed");
+  b.routed.gate_bias = desc.gate_bias;
+  b.routed.up_bias = desc.up_bias;
+  b.routed.down_bias = desc.down_bias;
+  switch (desc.activation) {
+    case STRATA_MOE_ACTIVATION_SWIGLU:
+      break;
+    case STRATA_MOE_ACTIVATION_SWIGLU_OAI:
+      b.routed.activation.kind = strata::ActivationKind::kSwiGLUOai;
+      if (desc.activation_alpha != 0.0f) b.routed.activation.alpha = desc.activation_alpha;
+      if (desc.activation_limit != 0.0f) b.routed.activation.limit = desc.activation_limit;
+      break;
+    default:
+      strata::fail(Status::kInvalidArgument,
+                   fmt::format("desc.activation: unknown value {}", static_cast<int>(desc.activation)));
+  }
+  const strata_moe_routing_desc& r = desc.routing;
+  b.router = r.router;
+  b.k = r.k;
+  switch (r.score) {
+    case STRATA_MOE_SCORE_SOFTMAX:
+      b.routing.score = strata::ScoreFunc::kSoftmax;
+      break;
+    case STRATA_MOE_SCORE_SIGMOID:
+      b.routing.score = strata::ScoreFunc::kSigmoid;
+      break;
+    case STRATA_MOE_SCORE_SOFTMAX_SELECTED:
+      b.routing.score = strata::ScoreFunc::kSoftmaxSelected;
+      break;
+    default:
+      strata::fail(Status::kInvalidArgument,
+                   fmt::format("desc.routing.score: unknown value {}", static_cast<int>(r.score)));
+  }
+  b.routing.normalize = r.normalize != 0;
+  b.routing.scale = r.scale == 0.0f ? 1.0f : r.scale;
+  b.routing.n_group = r.n_group > 1 ? r.n_group : 1;
+  b.routing.n_group_used = r.n_group > 1 ? r.n_group_used : 1;
+  b.routing.logit_bias = r.logit_bias;
+  b.routing.selection_bias = r.selection_bias;
+  require(desc.n_shared >= 0 && (desc.n_shared == 0 || desc.shared != nullptr),
+          Status::kInvalidArgument, "desc.shared: null with n_shared > 0");
+  for (int i = 0; i < desc.n_shared; ++i) {
+    strata::SharedExpert s;
+    s.ffn = layer_from(desc.shared[i].ffn, fmt::format("shared[{}]", i));
+    s.gate = desc.shared[i].gate;
+    b.shared.push_back(std::move(s));
+  }
+  return b;
+}
+
 }  // namespace
 
 extern "C" {
@@ -286,6 +354,64 @@ int strata_moe_cuda_device_count(void) {
   } catch (...) {
     return 0;
   }
+}
+
+strata_moe_status strata_moe_block_create(strata_moe_backend backend,
+                                          const strata_moe_block_desc* desc,
+                                          strata_moe_block** block) {
+  return guarded([&] {
+    require(block != nullptr, Status::kInvalidArgument, "block: null pointer");
+    *block = nullptr;
+    require(desc != nullptr, Status::kInvalidArgument, "desc: null pointer");
+    require(backend == STRATA_MOE_BACKEND_CPU || backend == STRATA_MOE_BACKEND_CUDA,
+            Status::kInvalidArgument,
+            fmt::format("backend: unknown value {}", static_cast<int>(backend)));
+    auto out = std::make_unique<strata_moe_block>();
+    out->runner = std::make_unique<strata::BlockRunner>(
+        block_from(*desc), backend == STRATA_MOE_BACKEND_CPU ? "cpu" : "cuda");
+    *block = out.release();
+  });
+}
+
+strata_moe_status strata_moe_block_run(strata_moe_block* block, const float* x, int64_t n_tokens,
+                                       const int32_t* ids, const float* weights, float* y,
+                                       int32_t* ids_out, float* weights_out,
+                                       const strata_moe_run_options* options) {
+  return guarded([&] {
+    require(block != nullptr, Status::kInvalidArgument, "block: null pointer");
+    require(x != nullptr, Status::kInvalidArgument, "x: null pointer");
+    require(y != nullptr, Status::kInvalidArgument, "y: null pointer");
+    require((ids == nullptr) == (weights == nullptr), Status::kInvalidArgument,
+            "ids, weights: give both, or neither to route with the block's router");
+    require_aligned(x, alignof(float), "x");
+    require_aligned(y, alignof(float), "y");
+    if (ids != nullptr) {
+      require_aligned(ids, alignof(int32_t), "ids");
+      require_aligned(weights, alignof(float), "weights");
+    }
+    const strata::MoeLayerWeights& routed = block->runner->block().routed;
+    require_call_sizes(n_tokens, block->runner->block().k, routed.d, routed.n_expert);
+    const strata_moe_run_options opt = read_options(options);
+    require_threads(opt.threads, "options.threads");
+    strata::RunOptions run_options;
+    run_options.threads = opt.threads;
+    run_options.cuda_stream = opt.cuda_stream;
+    run_options.numerics = resolve_numerics(opt.numerics);
+    std::vector<int32_t> ids_used;
+    std::vector<float> weights_used;
+    const int k = block->runner->block().k;
+    if (ids != nullptr && weights != nullptr)
+      strata::validate_routing(ids, weights, n_tokens, k, block->runner->block().routed.n_expert,
+                               "ids", "weights");
+    block->runner->run(x, n_tokens, ids, weights, k, resolve_arm(opt.arm), run_options, y,
+                       ids_out ? &ids_used : nullptr, weights_out ? &weights_used : nullptr);
+    if (ids_out != nullptr) std::copy(ids_used.begin(), ids_used.end(), ids_out);
+    if (weights_out != nullptr) std::copy(weights_used.begin(), weights_used.end(), weights_out);
+  });
+}
+
+void strata_moe_block_destroy(strata_moe_block* block) {
+  delete block;
 }
 
 }  // extern "C"

@@ -185,6 +185,26 @@ void project_stage(const ExpertTensor& tensor, const typename P::Ops& ops, const
   }
 }
 
+// rows[p, c] += bias[e, c] for every sorted pair p of expert e (one fp32 add per element).
+void add_expert_bias(const Grouping& g, const float* bias /*[E, cols]*/, int64_t cols,
+                     float* rows /*[P sorted, cols]*/) {
+  if (bias == nullptr) return;
+  for (int64_t e = 0; e < g.n_expert; ++e) {
+    const float* be = bias + e * cols;
+    for (int32_t p = g.expert_offsets[e]; p < g.expert_offsets[e] + g.expert_rows(e); ++p)
+      for (int64_t c = 0; c < cols; ++c) rows[p * cols + c] = rows[p * cols + c] + be[c];
+  }
+}
+
+// tile[r, c] += bias[e, first_col + c] for a tile of one expert's rows.
+void add_tile_bias(const float* bias /*[E, stride] or null*/, int64_t stride, int32_t expert,
+                   int32_t first_col, int32_t rows, int32_t cols, float* tile /*[rows, cols]*/) {
+  if (bias == nullptr) return;
+  const float* be = bias + int64_t{expert} * stride + first_col;
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < cols; ++c) tile[r * cols + c] = tile[r * cols + c] + be[c];
+}
+
 // y[t, c] = sum_j w[t, j] * down_row(t, j)[c], in slot order from 0.0f.
 template <class RowOf>
 void combine(const LayerInputs& in, int64_t d, RowOf down_row, float* y, int threads) {
@@ -222,13 +242,17 @@ void run_production(const MoeLayerWeights& layer, const LayerInputs& in, int thr
   std::vector<float> gate(static_cast<size_t>(n_pairs * f)), up(gate.size()), h(gate.size());
   project_stage<P>(layer.gate, p.gate_ops, g, x_view, g.pair_token.data(), gate.data(), threads);
   project_stage<P>(layer.up, p.up_ops, g, x_view, g.pair_token.data(), up.data(), threads);
+  add_expert_bias(g, layer.gate_bias, f, gate.data());
+  add_expert_bias(g, layer.up_bias, f, up.data());
+  const Activation act = layer.activation;
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_pairs * f >= kParallelMin)
-  for (int64_t i = 0; i < n_pairs * f; ++i) h[i] = swiglu(gate[i], up[i]);
+  for (int64_t i = 0; i < n_pairs * f; ++i) h[i] = activate(act, gate[i], up[i]);
   typename P::Rows hq;
   P::quantize(h.data(), n_pairs, f, hq, threads);
   std::vector<float> down(static_cast<size_t>(n_pairs * d));
   project_stage<P>(layer.down, p.down_ops, g, P::view(hq), p.pair_rows.data(), down.data(),
                    threads);
+  add_expert_bias(g, layer.down_bias, d, down.data());
   combine(
       in, d,
       [&](int64_t t, int j) { return down.data() + int64_t{g.slot_to_pair[t * in.k + j]} * d; }, y,
@@ -279,10 +303,12 @@ void run_fused(const MoeLayerWeights& layer, const LayerInputs& in, int threads,
       up_out.resize(gate_out.size());
       p.gate_ops.project(gate_tile, x_view, tokens, rows, gate_out.data(), width);
       p.up_ops.project(up_tile, x_view, tokens, rows, up_out.data(), width);
+      add_tile_bias(layer.gate_bias, f, item.expert, item.row_begin, rows, width, gate_out.data());
+      add_tile_bias(layer.up_bias, f, item.expert, item.row_begin, rows, width, up_out.data());
       for (int32_t r = 0; r < rows; ++r) {
         float h[kTile];
         for (int c = 0; c < width; ++c)
-          h[c] = swiglu(gate_out[r * width + c], up_out[r * width + c]);
+          h[c] = activate(layer.activation, gate_out[r * width + c], up_out[r * width + c]);
         const int64_t pair = first + r;
         P::quantize_block(h, width, hq, pair, item.row_begin);
         if (debug != nullptr) {
@@ -312,6 +338,7 @@ void run_fused(const MoeLayerWeights& layer, const LayerInputs& in, int threads,
       p.down_ops.decode_rows(layer.down, item.expert, item.row_begin, item.rows, tile);
       out.resize(static_cast<size_t>(rows) * item.rows);
       p.down_ops.project(tile, h_view, p.pair_rows.data() + first, rows, out.data(), item.rows);
+      add_tile_bias(layer.down_bias, d, item.expert, item.row_begin, rows, item.rows, out.data());
       for (int32_t r = 0; r < rows; ++r) {
         const int64_t slot = int64_t{g.pair_token[first + r]} * k + g.pair_slot[first + r];
         std::copy_n(out.data() + int64_t{r} * item.rows, item.rows,

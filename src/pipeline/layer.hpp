@@ -5,6 +5,7 @@
 #include <string>
 
 #include "formats/ggml_type.hpp"
+#include "pipeline/activation.hpp"
 
 namespace strata {
 
@@ -25,12 +26,22 @@ struct ExpertTensor {
   }
 };
 
-// h = silu(x Wg_e) * (x Wu_e), y_e = h Wd_e.  gate/up: [d -> f], down: [f -> d].
+// h = act(x Wg_e + bg_e, x Wu_e + bu_e), y_e = h Wd_e + bd_e.  gate/up: [d -> f], down: [f -> d].
+// Without biases and with the default activation this is the plain SwiGLU expert.
 struct MoeLayerWeights {
   int64_t d = 0;         // model width
   int64_t f = 0;         // expert FFN width
   int64_t n_expert = 0;  // E
   ExpertTensor gate, up, down;
+  // Optional per-expert biases (gpt-oss), f32, each added right after its product's fold.
+  const float* gate_bias = nullptr;  // [E, f]
+  const float* up_bias = nullptr;    // [E, f]
+  const float* down_bias = nullptr;  // [E, d]
+  Activation activation;
+
+  bool has_biases() const { return gate_bias || up_bias || down_bias; }
+  // The plain SwiGLU expert every backend carries (no biases, the default activation).
+  bool is_plain() const { return !has_biases() && activation.kind == ActivationKind::kSwiGLU; }
 };
 
 // Builds a view over a contiguous [ne0, ne1, ne2] block tensor, checking ne0 against the block size.

@@ -15,9 +15,9 @@ source "$(dirname "$0")/lib/common.bash"
 if "$bin" info "$model" >"$tmp/info.txt" 2>"$tmp/err"; then
   grep -q '^architecture  *qwen3moe$' "$tmp/info.txt" || fail "info: no architecture line"
   grep -q '^version  *3$' "$tmp/info.txt" || fail "info: no version line"
-  grep -q '^tensors  *8$' "$tmp/info.txt" || fail "info: no tensor count line"
+  grep -q '^tensors  *8 (3.48 MiB)$' "$tmp/info.txt" || fail "info: no tensor count line"
   for layer in 0 1; do
-    grep -Eq "^ +$layer +512 +192 +16 +4 +iq3_s +iq3_s +q2_0 +1794048\$" "$tmp/info.txt" ||
+    grep -Eq "^ +$layer +moe +512 +192 +16 +4 +iq3_s +iq3_s +q2_0 +1794048\$" "$tmp/info.txt" ||
       fail "info: no row for layer $layer: $(cat "$tmp/info.txt")"
   done
 else
@@ -28,14 +28,21 @@ if "$bin" info "$model" --json >"$tmp/info.json" 2>"$tmp/err"; then
   python3 - "$tmp/info.json" <<'PY' || fail "info --json content"
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert set(doc) == {"architecture", "moe_layers"}, doc.keys()
-assert doc["architecture"] == "qwen3moe"
-layers = doc["moe_layers"]
+assert set(doc) == {"file", "architecture", "version", "alignment", "split", "metadata",
+                    "tensor_count", "tensors", "layers"}, doc.keys()
+assert doc["architecture"] == "qwen3moe" and doc["split"] is None
+assert doc["metadata"]["qwen3moe.expert_used_count"] == 4, doc["metadata"]
+assert doc["tensor_count"] == 8 and len(doc["tensors"]) == 8
+assert {"name": "blk.1.ffn_down_exps.weight", "type": "q2_0", "shape": [192, 512, 16],
+        "bytes": 442368, "file": doc["file"]} in doc["tensors"], doc["tensors"]
+layers = doc["layers"]
 assert [l["layer"] for l in layers] == [0, 1], layers
 gate_bytes = 512 // 256 * 110 * 192 * 16
 down_bytes = 192 // 64 * 18 * 512 * 16
 for l in layers:
-    assert set(l) == {"layer", "d", "ffn", "n_expert", "n_expert_used", "gate", "up", "down", "bytes"}, l
+    assert l["kind"] == "moe" and l["routing"] == "softmax, top-4 of 16, normalised", l
+    assert l["cpu"]["runs"] and l["cpu"]["arms"] == ["production", "fused"], l
+    assert l["cuda"]["arms"] == ["production", "fused"] and l["extras"] == [], l
     assert (l["d"], l["ffn"], l["n_expert"], l["n_expert_used"]) == (512, 192, 16, 4), l
     assert (l["gate"], l["up"], l["down"]) == ("iq3_s", "iq3_s", "q2_0"), l
     assert l["bytes"] == 2 * gate_bytes + down_bytes, l
@@ -43,6 +50,9 @@ PY
 else
   fail "info --json exited non-zero: $(cat "$tmp/err")"
 fi
+
+"$bin" --version >"$tmp/version.txt" 2>&1 || fail "--version exited non-zero"
+grep -Eq '^strata-moe [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/version.txt" || fail "--version: $(cat "$tmp/version.txt")"
 
 # ---- dequant --type: bit-exact against the reference decodes -------------------------------
 for pair in "iq3_s:IQ3_S" "q2_0:q2_0"; do

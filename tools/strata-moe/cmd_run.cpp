@@ -1,4 +1,5 @@
-// strata-moe run: one MoE layer of a GGUF file on activations from .npy files.
+// strata-moe run: the MoE block of one layer of a GGUF file on activations from .npy files,
+// built from the file's architecture and keys (gguf/block_plan.hpp), or refused by name.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -6,11 +7,12 @@
 #include <string>
 
 #include "api/backend.hpp"
+#include "block/block.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
-#include "common/text.hpp"
 #include "common/limits.hpp"
-#include "gguf/gguf.hpp"
+#include "common/text.hpp"
+#include "gguf/block_plan.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
 #include "pipeline/finite.hpp"
@@ -20,9 +22,11 @@ namespace strata::cli {
 namespace {
 
 struct RunArgs {
-  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm, numerics;
+  std::string gguf, x, ids, weights, ids_out, weights_out, out, backend = "cpu", arm, gating,
+      numerics;
   int layer = -1;
   int threads = 0;
+  int k = 0;
 };
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -43,6 +47,41 @@ void check_array(const npy::Array& a, const char* what, npy::DType dtype, int64_
                   cols < 0 ? std::string("k") : std::to_string(cols)));
 }
 
+gguf::BlockOverrides overrides_from(const RunArgs& args) {
+  gguf::BlockOverrides over;
+  over.k = args.k;
+  if (args.gating == "softmax") over.score = ScoreFunc::kSoftmax;
+  if (args.gating == "sigmoid") over.score = ScoreFunc::kSigmoid;
+  if (args.gating == "softmax-selected") over.score = ScoreFunc::kSoftmaxSelected;
+  return over;
+}
+
+// Every value the block reads from the file is finite, or the file is damaged: NaN or Inf in a
+// block scale, the router, a bias or a shared-expert gate is refused naming the tensor.
+void require_finite_block(const std::string& file, int layer, const MoeBlock& block, int threads) {
+  try {
+    require_finite_scales(block.routed, threads);
+    for (const SharedExpert& s : block.shared) require_finite_scales(s.ffn, threads);
+  } catch (const Error& e) {
+    fail(Status::kBadFile, fmt::format("{}: {}", file, e.what()));
+  }
+  const MoeLayerWeights& w = block.routed;
+  const auto check = [&](const char* role, const char* tensor, const float* values, int64_t rows,
+                         int64_t cols) {
+    if (values != nullptr)
+      require_finite_matrix(fmt::format("{}: {} tensor 'blk.{}.{}'", file, role, layer, tensor),
+                            values, rows, cols, Status::kBadFile);
+  };
+  check("router", "ffn_gate_inp.weight", block.router, w.n_expert, w.d);
+  check("router bias", "ffn_gate_inp.bias", block.routing.logit_bias, 1, w.n_expert);
+  check("selection bias", "exp_probs_b.bias", block.routing.selection_bias, 1, w.n_expert);
+  check("gate bias", "ffn_gate_exps.bias", w.gate_bias, w.n_expert, w.f);
+  check("up bias", "ffn_up_exps.bias", w.up_bias, w.n_expert, w.f);
+  check("down bias", "ffn_down_exps.bias", w.down_bias, w.n_expert, w.d);
+  for (const SharedExpert& s : block.shared)
+    check("shared-expert gate", "ffn_gate_inp_shexp.weight", s.gate, 1, w.d);
+}
+
 int run(const RunArgs& args) {
   // Outputs are checked (and their temporary files made) before any input is read, and renamed
   // into place together once the whole run has succeeded.
@@ -55,25 +94,11 @@ int run(const RunArgs& args) {
   io::Output* weights_out =
       args.weights_out.empty() ? nullptr : &outputs.add("--weights-out", args.weights_out);
 
-  const gguf::File file = gguf::File::open(args.gguf, "--gguf");
-  const std::vector<gguf::MoeLayerInfo> layers = gguf::discover_moe_layers(file);
-  const gguf::MoeLayerInfo* layer = nullptr;
-  for (const auto& l : layers)
-    if (l.layer == args.layer) layer = &l;
-  if (layer == nullptr) {
-    std::vector<int> found;
-    for (const auto& l : layers) found.push_back(l.layer);
-    fail(Status::kInvalidArgument,
-         fmt::format("--layer: {} is not an MoE layer of {} (MoE layers: [{}])", args.layer,
-                     args.gguf, fmt::join(found, ", ")));
-  }
-  const MoeLayerWeights& w = layer->weights;
-  try {
-    require_finite_scales(w, args.threads);
-  } catch (const Error& e) {
-    // The weights come from the file: a non-finite scale is damage in it.
-    fail(Status::kBadFile, fmt::format("{}: {}", args.gguf, e.what()));
-  }
+  const gguf::Model model = gguf::Model::open(args.gguf);
+  const auto built = gguf::build_block(model, args.layer, overrides_from(args));
+  const MoeBlock& block = built->block;
+  const MoeLayerWeights& w = block.routed;
+  require_finite_block(args.gguf, args.layer, block, args.threads);
 
   const npy::Array x = npy::read(args.x, "--x");
   check_array(x, "--x", npy::DType::F32, -1, w.d);
@@ -84,13 +109,16 @@ int run(const RunArgs& args) {
       fail(Status::kInvalidArgument,
            fmt::format("--x: element [{}, {}] is not finite", i / w.d, i % w.d));
 
-  // Routing: from the caller, or from the layer's router.
+  // Routing: from the caller, or from the block's router.
   require(args.ids.empty() == args.weights.empty(), Status::kInvalidArgument,
           "--ids and --weights must be given together (or neither, to route with the router)");
   std::vector<int32_t> ids;
   std::vector<float> weights;
-  int k = 0;
+  int k = block.k;
   if (!args.ids.empty()) {
+    require(
+        args.k == 0 && args.gating.empty(), Status::kInvalidArgument,
+        "--k/--gating: they change the router's choice, so they cannot go with --ids/--weights");
     const npy::Array ids_in = npy::read(args.ids, "--ids");
     check_array(ids_in, "--ids", npy::DType::I32, n_tokens, -1);
     k = static_cast<int>(ids_in.shape[1]);
@@ -102,48 +130,39 @@ int run(const RunArgs& args) {
     weights.assign(weights_in.f32(), weights_in.f32() + weights_in.size());
     validate_routing(ids.data(), weights.data(), n_tokens, k, w.n_expert, "--ids", "--weights");
   } else {
-    require(layer->router != nullptr, Status::kInvalidArgument,
+    require(block.router != nullptr, Status::kInvalidArgument,
             fmt::format("--ids: layer {} has no router tensor, so --ids and --weights are required",
                         args.layer));
-    const gguf::TensorInfo& router = *layer->router;
-    require(
-        router.type == GgmlType::F32 && router.ne.size() >= 2 && router.ne[0] == w.d &&
-            router.ne[1] == w.n_expert,
-        Status::kUnsupported,
-        fmt::format("tensor '{}': the router must be F32 [{}, {}]", router.name, w.d, w.n_expert));
-    require_finite_matrix(fmt::format("{}: router tensor '{}'", args.gguf, router.name),
-                          reinterpret_cast<const float*>(router.data), w.n_expert, w.d,
-                          Status::kBadFile);
-    k = static_cast<int>(layer->n_expert_used);
-    require(k >= 1 && k <= w.n_expert && k <= 64, Status::kInvalidArgument,
-            fmt::format("--gguf: expert_used_count {} is not usable; pass --ids and --weights",
-                        layer->n_expert_used));
-    ids.resize(static_cast<size_t>(n_tokens * k));
-    weights.resize(ids.size());
-    route_tokens(reinterpret_cast<const float*>(router.data), x.f32(), n_tokens, w.d, w.n_expert, k,
-                 Gating::kSoftmaxTopKRenorm, ids.data(), weights.data(), args.threads);
   }
 
   Arm arm = arm_from_env();
   if (args.arm == "production") arm = Arm::kProduction;
   if (args.arm == "fused") arm = Arm::kFused;
-  std::unique_ptr<LayerBackend> backend = make_host_memory_backend(args.backend, w);
+  BlockRunner runner(block, args.backend);
   std::vector<float> y(static_cast<size_t>(n_tokens * w.d));
   RunOptions options;
   options.threads = args.threads;
   options.numerics = args.numerics.empty() ? numerics_from_env() : *parse_numerics(args.numerics);
-  backend->run(LayerInputs{x.f32(), ids.data(), weights.data(), n_tokens, k}, arm, options,
-               y.data());
+  std::vector<int32_t> ids_used;
+  std::vector<float> weights_used;
+  runner.run(x.f32(), n_tokens, ids.empty() ? nullptr : ids.data(),
+             weights.empty() ? nullptr : weights.data(), k, arm, options, y.data(), &ids_used,
+             &weights_used);
 
   npy::write(out, npy::DType::F32, {n_tokens, w.d}, y.data());
-  if (ids_out != nullptr) npy::write(*ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
+  if (ids_out != nullptr) npy::write(*ids_out, npy::DType::I32, {n_tokens, k}, ids_used.data());
   if (weights_out != nullptr)
-    npy::write(*weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
+    npy::write(*weights_out, npy::DType::F32, {n_tokens, k}, weights_used.data());
   outputs.commit();
-  std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm, %s numerics on %s -> %s\n",
-               args.layer, static_cast<long long>(n_tokens), k,
-               arm == Arm::kFused ? "fused" : "production", numerics_name(options.numerics),
-               backend->name(), printable(args.out).c_str());
+  std::string extras;
+  for (const std::string& e : built->plan.extras) extras += "; " + e;
+  std::fprintf(stderr, "layer %d (%s): %lld tokens, k=%d, %s%s; %s arm, %s numerics on %s -> %s\n",
+               args.layer, printable(model.architecture()).c_str(),
+               static_cast<long long>(n_tokens), k,
+               args.ids.empty() ? built->plan.routing.c_str() : "ids and weights given",
+               extras.c_str(), arm == Arm::kFused ? "fused" : "production",
+               numerics_name(options.numerics), runner.backend_name(),
+               printable(args.out).c_str());
   return 0;
 }
 
@@ -151,9 +170,9 @@ int run(const RunArgs& args) {
 
 Runner add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("run", "Run one MoE layer of a GGUF file on x from a .npy file");
-  cmd->add_option("--gguf", args->gguf, "model file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run the MoE block of one layer of a GGUF file on x from a .npy file");
+  cmd->add_option("--gguf", args->gguf, "model file (the first shard of a split GGUF)")->required();
   cmd->add_option("--layer", args->layer, "layer index (blk.N)")->required();
   cmd->add_option("--x", args->x, "activations, f32 [T, d] .npy")->required();
   cmd->add_option("--ids", args->ids, "expert ids, int32 [T, k] .npy (else the router routes)");
@@ -168,6 +187,11 @@ Runner add_run_command(CLI::App& app) {
       ->check(integer_in(0, limits::kMaxThreads));
   cmd->add_option("--numerics", args->numerics, "q8 or q10 (overrides STRATA_NUMERICS; default q8)")
       ->check(CLI::IsMember({"q8", "q10"}));
+  cmd->add_option("--k", args->k, "experiment: route to k experts instead of expert_used_count")
+      ->check(integer_in(1, limits::kMaxExpertsPerToken));
+  cmd->add_option("--gating", args->gating,
+                  "experiment: the gating function instead of the architecture's")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "softmax-selected"}));
   return [args] { return run(*args); };
 }
 

@@ -47,6 +47,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
 
 int main(int argc, char** argv) {
   CLI::App app{"strata-moe: quantised MoE expert layers on int8 tensor cores"};
+  app.set_version_flag("--version", std::string("strata-moe ") + STRATA_MOE_VERSION);
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, strata::cli::Runner>> commands;
   const auto add = [&](strata::cli::Runner (*adder)(CLI::App&)) {

@@ -50,10 +50,24 @@ void require_device_pointer(const void* p, const char* what) {
           Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer (the CUDA backend reads device memory)");
 }
 
+// The CUDA arms carry the plain SwiGLU expert only: a layer with per-expert biases or another
+// activation is refused here, naming the part, rather than computed as something else.
+void require_plain_layer(const MoeLayerWeights& w) {
+  require(!w.has_biases(), Status::kUnsupported,
+          fmt::format("backend cuda: layer '{}' has per-expert biases, which the CUDA arms do not "
+                      "compute (run it on the cpu backend)",
+                      w.gate.name));
+  require(w.activation.kind == ActivationKind::kSwiGLU, Status::kUnsupported,
+          fmt::format("backend cuda: layer '{}' uses the {} activation, which the CUDA arms do not "
+                      "compute (run it on the cpu backend)",
+                      w.gate.name, activation_name(w.activation.kind)));
+}
+
 class CudaBackend final : public LayerBackend {
  public:
   explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
     validate_layer(weights_);
+    require_plain_layer(weights_);
     require_visible_device();
     require_device_pointer(weights_.gate.data, weights_.gate.name.c_str());
     require_device_pointer(weights_.up.data, weights_.up.name.c_str());
@@ -98,6 +112,7 @@ class HostCudaBackend final : public LayerBackend {
  public:
   explicit HostCudaBackend(const MoeLayerWeights& host) : weights_(host) {
     validate_layer(host);
+    require_plain_layer(host);
     require_visible_device();
     weights_.gate.data = upload(host.gate, gate_);
     weights_.up.data = upload(host.up, up_);

@@ -78,6 +78,10 @@ bool production_supports(const MoeLayerWeights& layer) {
 
 void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
                float* y, PhaseTimes* times, Numerics numerics) {
+  // NOTE: before either profile's path: no CUDA kernel computes biases or SwiGLU-OAI.
+  require(layer.is_plain(), Status::kUnsupported,
+          "run_layer: the CUDA arms compute the plain SwiGLU expert only (no per-expert biases, "
+          "no swiglu-oai)");
   if (numerics == Numerics::kQ10) {
     if (!ws.q10_) ws.q10_ = std::make_unique<fused_q10::Q10Workspace>();
     ws.q10_->keep_h = ws.keep_h;
