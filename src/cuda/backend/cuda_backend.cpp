@@ -13,6 +13,7 @@
 #include "cuda/backend/host_backend.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/pipeline/convert.hpp"
 #include "pipeline/routing.hpp"
 
 namespace strata {
@@ -79,16 +80,41 @@ class CudaBackend final : public LayerBackend {
       require_device_pointer(y, "y");
     }
     const cuda::DeviceInputs device_in{in.x, in.ids, in.weights, in.n_tokens, in.k};
+    const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
+    if (options.scratch != nullptr) {
+      // The caller's workspace: nothing shared with other runs, nothing allocated.
+      cuda::Workspace external;
+      if (in.n_tokens > 0 && in.k >= 1)
+        external.use_external(options.scratch, options.scratch_bytes, in.n_tokens, in.k, weights_.d, weights_.f,
+                              weights_.n_expert);
+      cuda::run_layer(weights_, device_in, arm, external, stream, y);
+      return;
+    }
     // NOTE: one workspace per layer object; concurrent runs of one layer take turns enqueueing
     // and must use one stream (the workspace is reused by the next run on the stream).
     std::lock_guard<std::mutex> lock(mutex_);
-    cuda::run_layer(weights_, device_in, arm, workspace_, static_cast<cudaStream_t>(options.cuda_stream), y);
+    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y);
+  }
+
+  size_t scratch_bytes(int64_t n_tokens, int k) const override {
+    if (n_tokens <= 0 || k < 1) return 0;
+    return cuda::Workspace::external_bytes(n_tokens, k, weights_.d, weights_.f, weights_.n_expert);
+  }
+
+  void convert(const void* src, DType from, void* dst, DType to, size_t count, const RunOptions& options) override {
+    cuda::launch_convert(src, from, dst, to, count, static_cast<cudaStream_t>(options.cuda_stream));
+  }
+
+  void* staging(size_t bytes) override {
+    staging_.reserve(bytes);
+    return staging_.get();
   }
 
  private:
   MoeLayerWeights weights_;
   cuda::Workspace workspace_;
   std::mutex mutex_;
+  cuda::DeviceBuffer<uint8_t> staging_;  // 16-bit arrays' f32 copies when the caller gives no workspace
 };
 
 class HostCudaBackend final : public LayerBackend {
