@@ -286,7 +286,11 @@ class Layer:
         resolved = {}
         for role, (ggml_type, blocks, ne, stride, name) in tensors.items():
             if _is_torch(blocks) or backend == "cuda":
-                from . import _torch
+                try:
+                    from . import _torch
+                except ImportError:
+                    raise UnsupportedError(3, "backend: a CUDA layer from Python needs torch (for the device "
+                                              "memory of its weights)") from None
                 blocks = _torch.blocks_for(blocks, backend, device, role)
                 address, size = blocks.data_ptr(), blocks.numel() * blocks.element_size()
             else:
