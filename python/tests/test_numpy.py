@@ -3,7 +3,9 @@
 import ctypes
 import json
 import os
+import pathlib
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -105,6 +107,13 @@ class Library(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         commit = json.loads(out.stdout)["git_commit"]
         self.assertEqual(commit or "", strata_moe.git_commit())
+
+    def test_readme_example_runs(self):
+        script = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "example.py"
+        out = subprocess.run([sys.executable, str(script), str(GGUF)], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn(f"strata_moe {strata_moe.version()}: y (8, 512) float32", out.stdout)
+        self.assertIn("refused: ids", out.stdout)
 
     def test_ctypes_structs_match_the_c_layout(self):
         tool = os.environ.get("STRATA_MOE_ABI_SIZES")

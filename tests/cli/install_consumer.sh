@@ -43,4 +43,11 @@ PKG_CONFIG_PATH="$libdir" "$examples/pkg-config/build.sh" "$scratch/example_pc" 
   || { cat "$scratch/pc.log"; fail "pkg-config build failed"; }
 LD_LIBRARY_PATH="$(dirname "$libdir")" "$scratch/example_pc" "$model" > "$scratch/pc.out" || fail "pkg-config example failed"
 cmp -s "$scratch/c_find_package.out" "$scratch/pc.out" || fail "pkg-config consumer printed another result"
-echo "install_consumer: C (find_package, C-only), C++, pkg-config and build-tree consumers built and ran"
+
+# add_subdirectory: configure only (building would compile the library again).
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+cmake -S "$(dirname "$0")/../install/subdirectory" -B "$scratch/subdirectory" -G Ninja \
+  -DSTRATA_MOE_SOURCE_DIR="$source_dir" > "$scratch/subdirectory.log" 2>&1 \
+  || { cat "$scratch/subdirectory.log"; fail "add_subdirectory configure failed"; }
+echo "install_consumer: C (find_package, C-only), C++, pkg-config and build-tree consumers built and ran;" \
+  "add_subdirectory configured the library alone"
