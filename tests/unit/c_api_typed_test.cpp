@@ -268,6 +268,37 @@ TEST(CApiTyped, WorkspaceAndArgsMisuseIsRefusedByName) {
   EXPECT_EQ(count_not_finite(y), 0);
 }
 
+TEST(CApiTyped, CppWrapperRunsTypedArgs) {
+  Case c("c_api_typed_cpp");
+  SCOPED_TRACE("seed " + std::to_string(c.seed));
+  const int64_t n_y = c.n_tokens * c.layer.weights.d;
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, c.desc());
+  std::vector<float> y_ref = test::poisoned(n_y);
+  layer.run(c.x.data(), c.routing.ids.data(), c.routing.weights.data(), c.n_tokens, c.k, y_ref.data());
+  strata_moe_run_args args = strata_moe::run_args();
+  std::vector<uint16_t> y16 = poisoned16(static_cast<size_t>(n_y));
+  args.x = c.x.data();
+  args.ids = c.routing.ids.data();
+  args.weights = c.routing.weights.data();
+  args.y = y16.data();
+  args.y_dtype = STRATA_MOE_DTYPE_BF16;
+  args.n_tokens = c.n_tokens;
+  args.k = c.k;
+  EXPECT_EQ(layer.workspace_bytes(args), static_cast<size_t>(n_y) * 4);
+  layer.run(args);  // no workspace: the layer's own staging
+  int64_t differ = 0;
+  for (int64_t i = 0; i < n_y; ++i) differ += y16[static_cast<size_t>(i)] != f32_to_bf16(y_ref[static_cast<size_t>(i)]);
+  EXPECT_EQ(differ, 0);
+  args.k = 0;
+  try {
+    layer.run(args);
+    ADD_FAILURE() << "k = 0 was accepted";
+  } catch (const strata_moe::Error& e) {
+    EXPECT_EQ(e.status(), STRATA_MOE_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("k"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CApiTyped, GgufHandleGivesTheCliLayer) {
   const std::string path = (test::data_dir() / "vectors" / "moe" / "model.gguf").string();
   strata_moe_gguf* file = nullptr;

@@ -1,6 +1,5 @@
-#include <fmt/format.h>
-
 #include <climits>
+#include <string>
 
 #include "common/error.hpp"
 #include "cuda/common/check.hpp"
@@ -59,8 +58,8 @@ void launch_convert(const void* src, DType from, void* dst, DType to, size_t cou
   else if (from == DType::kI64 && to == DType::kI32)
     launch<int64_t, int32_t>(src, dst, count, NarrowIds{}, stream);
   else
-    fail(Status::kInternal, fmt::format("convert: no device conversion from dtype {} to {}", static_cast<int>(from),
-                                        static_cast<int>(to)));
+    fail(Status::kInternal, "convert: no device conversion from dtype " + std::to_string(static_cast<int>(from)) +
+                                " to " + std::to_string(static_cast<int>(to)));
 }
 
 }  // namespace strata::cuda
