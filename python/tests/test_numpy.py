@@ -75,7 +75,7 @@ class BundledLayers(unittest.TestCase):
         self.assertTrue(same_bits(got_ids, ids))
         self.assertTrue(np.all(got_weights > 0))
         np.testing.assert_allclose(got_weights.sum(axis=1), 1.0, rtol=1e-5)
-        # The module-level helper with the router array and an explicit rule gives the same.
+        # The module-level route() with the router array and an explicit rule gives the same.
         ids2, weights2 = strata_moe.route(self.file.layer(1).router, x, 4, gating="softmax_topk_renorm")
         self.assertTrue(same_bits(ids2, got_ids) and same_bits(weights2, got_weights))
 
