@@ -85,19 +85,29 @@ typedef struct strata_moe_layer strata_moe_layer;
 const char* strata_moe_last_error(void);
 
 /* Validates the descriptor and builds a layer. The weights are not copied: they must outlive the
- * layer. */
+ * layer. A CPU layer's weights are scanned once for non-finite block scales (see
+ * strata_moe_check_weights). A layer may be run from several threads at once: CPU runs proceed in
+ * parallel; CUDA runs take turns, and a run on another stream waits for the previous run to end. */
 strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const strata_moe_layer_desc* desc,
                                           strata_moe_layer** layer);
 
 /* y[t] = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]).  x: [T, d] f32, ids: [T, k] int32 (distinct
- * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32. options may be NULL (all
- * defaults). A profile the backend has no arm for (q10 on CUDA in this version) is refused with
- * STRATA_MOE_UNSUPPORTED, never run in another profile. */
+ * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32, all 4-byte aligned.
+ * 1 <= T <= 2^28, 1 <= k <= min(E, 64), T*k < 2^31, T*d <= 2^34; options->threads <= 1024.
+ * options may be NULL (all defaults). A profile the backend has no arm for (q10 on CUDA in this
+ * version) is refused with STRATA_MOE_UNSUPPORTED, never run in another profile. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);
 
+/* NULL is a no-op. */
 void strata_moe_layer_destroy(strata_moe_layer* layer);
+
+/* Scans the weights of a descriptor in HOST memory for non-finite block scales (NaN or Inf in any
+ * sub-block's scale or offset), as strata_moe_layer_create does for a CPU layer; for a CUDA layer,
+ * call it on the host copy before the upload. STRATA_MOE_INVALID_ARGUMENT names the tensor, expert,
+ * row and block of the first bad one. About one pass over the weights. */
+strata_moe_status strata_moe_check_weights(const strata_moe_layer_desc* desc);
 
 /* Router on the host: router [E, d] f32 (GGUF ffn_gate_inp), x [T, d] -> ids, weights [T, k]. */
 strata_moe_status strata_moe_route(const float* router, const float* x, int64_t n_tokens, int64_t d,
@@ -129,8 +139,9 @@ typedef enum strata_moe_dtype {
  *
  * workspace: workspace_bytes bytes from strata_moe_workspace_bytes (host memory for the CPU
  * backend, device memory for CUDA), 256-byte aligned, not touched by anyone else until the run is
- * over (on CUDA: until the stream has passed it). With it, a CUDA run allocates nothing, never
- * synchronises and only enqueues work on the stream, so it can be captured in a CUDA graph. NULL:
+ * over (on CUDA: until the stream has passed it). With it, a CUDA q8 run allocates nothing, never
+ * synchronises and only enqueues work on the stream, so it can be captured in a CUDA graph (a q10
+ * run still takes its pipeline buffers from the layer in this version). NULL:
  * the library uses its own buffers, grown on demand (a CUDA run that grows them allocates and
  * synchronises; one layer's runs then take turns). */
 typedef struct strata_moe_run_args {

@@ -160,12 +160,13 @@ class TorchCuda(unittest.TestCase):
         torch.cuda.synchronize()
         self.assertTrue((bits(got) == bits(eager)).all())
 
-    def test_q10_is_refused_on_cuda(self):
-        x, ids, w = (torch.from_numpy(a).cuda() for a in random_inputs(SEED + 26, 8))
-        with self.assertRaises(strata_moe.UnsupportedError) as ctx:
-            self.gpu(x, ids, w, numerics="q10")
-        self.assertIn("q10", str(ctx.exception))
-
+    def test_q10_equals_the_cpu_q10_run(self):
+        x, ids, w = random_inputs(SEED + 26, 40)
+        expected = self.cpu(x, ids, w, numerics="q10")
+        y = self.gpu(torch.from_numpy(x).cuda(), torch.from_numpy(ids).cuda(), torch.from_numpy(w).cuda(),
+                     numerics="q10")
+        torch.cuda.synchronize()
+        self.assertTrue(same_bits(y.cpu().numpy(), expected), f"seed {SEED + 26}")
 
 if __name__ == "__main__":
     unittest.main()

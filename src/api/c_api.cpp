@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -11,8 +12,10 @@
 #include "api/backend.hpp"
 #include "api/version.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "formats/ggml_type.hpp"
 #include "gguf/gguf.hpp"
+#include "pipeline/finite.hpp"
 #include "pipeline/routing.hpp"
 #include "strata_moe.h"
 
@@ -51,7 +54,7 @@ strata_moe_status guarded(Fn&& fn) {
   } catch (const strata::Error& e) {
     return set_error(e.status(), e.what());
   } catch (const std::bad_alloc&) {
-    return set_error(Status::kOutOfMemory, "out of memory");
+    return set_error(Status::kOutOfMemory, "out of memory (an allocation failed)");
   } catch (const std::exception& e) {
     return set_error(Status::kInternal, e.what());
   } catch (...) {
@@ -65,6 +68,14 @@ strata::ExpertTensor tensor_from(const strata_moe_tensor_desc& t, const char* ro
   require(strata::ggml_type_info(t.ggml_type).has_value(), Status::kUnsupported,
           fmt::format("desc.{}: unknown ggml type id {}", name, t.ggml_type));
   require(t.data != nullptr, Status::kInvalidArgument, fmt::format("desc.{}: data is null", name));
+  require(reinterpret_cast<uintptr_t>(t.data) % 2 == 0, Status::kInvalidArgument,
+          fmt::format("desc.{}: data pointer {} is not 2-byte aligned", name, t.data));
+  strata::limits::require_in_range(fmt::format("desc.{}: ne0", name), t.ne0, 1,
+                                   strata::limits::kMaxWidth);
+  strata::limits::require_in_range(fmt::format("desc.{}: ne1", name), t.ne1, 1,
+                                   strata::limits::kMaxWidth);
+  strata::limits::require_in_range(fmt::format("desc.{}: ne2", name), t.ne2, 1,
+                                   strata::limits::kMaxExperts);
   strata::ExpertTensor out = strata::make_expert_tensor(fmt::format("desc.{}", name),
                                                         static_cast<strata::GgmlType>(t.ggml_type),
                                                         t.data, t.ne0, t.ne1, t.ne2);
@@ -76,6 +87,30 @@ strata::ExpertTensor tensor_from(const strata_moe_tensor_desc& t, const char* ro
     out.expert_stride_bytes = t.expert_stride_bytes;
   }
   return out;
+}
+
+// x, ids, weights and y are read and written as 4-byte values.
+void require_aligned(const void* p, size_t alignment, const char* what) {
+  require(reinterpret_cast<uintptr_t>(p) % alignment == 0, Status::kInvalidArgument,
+          fmt::format("{}: pointer {} is not {}-byte aligned", what, p, alignment));
+}
+
+void require_threads(int threads, const char* what) {
+  require(threads <= strata::limits::kMaxThreads, Status::kInvalidArgument,
+          fmt::format("{}: {} is more than the limit of {}", what, threads,
+                      strata::limits::kMaxThreads));
+}
+
+// Sizes of one call, before anything is read: T, k and their products within the limits.
+void require_call_sizes(int64_t n_tokens, int k, int64_t d, int64_t n_expert) {
+  strata::limits::require_in_range("n_tokens", n_tokens, 1, strata::limits::kMaxTokens);
+  const int64_t max_k = std::min<int64_t>(n_expert, strata::limits::kMaxExpertsPerToken);
+  require(k >= 1 && k <= max_k, Status::kInvalidArgument,
+          fmt::format("k: {} (must be in [1, min(E = {}, {})])", k, n_expert,
+                      strata::limits::kMaxExpertsPerToken));
+  strata::limits::checked_product("n_tokens x k", n_tokens, k, strata::limits::kMaxPairs);
+  strata::limits::checked_product("n_tokens x d", n_tokens, d,
+                                  strata::limits::kMaxActivationValues);
 }
 
 strata::Arm resolve_arm(strata_moe_arm arm) {
@@ -158,6 +193,9 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend,
     out->weights.up = tensor_from(desc->up, "up");
     out->weights.down = tensor_from(desc->down, "down");
     strata::validate_layer(out->weights);
+    // Host weights are scanned once here (the non-finite policy); device weights cannot be read
+    // from the host: strata_moe_check_weights() scans a host copy before it is uploaded.
+    if (backend == STRATA_MOE_BACKEND_CPU) strata::require_finite_scales(out->weights);
     out->backend = backend == STRATA_MOE_BACKEND_CPU ? strata::make_cpu_backend(out->weights)
                                                      : strata::make_cuda_backend(out->weights);
     *layer = out.release();
@@ -173,7 +211,13 @@ strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, 
     require(ids != nullptr, Status::kInvalidArgument, "ids: null pointer");
     require(weights != nullptr, Status::kInvalidArgument, "weights: null pointer");
     require(y != nullptr, Status::kInvalidArgument, "y: null pointer");
+    require_aligned(x, alignof(float), "x");
+    require_aligned(ids, alignof(int32_t), "ids");
+    require_aligned(weights, alignof(float), "weights");
+    require_aligned(y, alignof(float), "y");
+    require_call_sizes(n_tokens, k, layer->weights.d, layer->weights.n_expert);
     const strata_moe_run_options opt = read_options(options);
+    require_threads(opt.threads, "options.threads");
     strata::LayerInputs in{x, ids, weights, n_tokens, k};
     strata::RunOptions run_options;
     run_options.threads = opt.threads;
@@ -184,7 +228,22 @@ strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, 
 }
 
 void strata_moe_layer_destroy(strata_moe_layer* layer) {
-  delete layer;
+  delete layer;  // null is a no-op
+}
+
+strata_moe_status strata_moe_check_weights(const strata_moe_layer_desc* desc) {
+  return guarded([&] {
+    require(desc != nullptr, Status::kInvalidArgument, "desc: null pointer");
+    strata::MoeLayerWeights weights;
+    weights.d = desc->d;
+    weights.f = desc->f;
+    weights.n_expert = desc->n_expert;
+    weights.gate = tensor_from(desc->gate, "gate");
+    weights.up = tensor_from(desc->up, "up");
+    weights.down = tensor_from(desc->down, "down");
+    strata::validate_layer(weights);
+    strata::require_finite_scales(weights);
+  });
 }
 
 strata_moe_status strata_moe_route(const float* router, const float* x, int64_t n_tokens, int64_t d,
@@ -206,6 +265,21 @@ strata_moe_status strata_moe_route(const float* router, const float* x, int64_t 
         strata::fail(Status::kInvalidArgument,
                      fmt::format("gating: unknown value {}", static_cast<int>(gating)));
     }
+    require(router != nullptr, Status::kInvalidArgument, "router: null pointer");
+    require(x != nullptr, Status::kInvalidArgument, "x: null pointer");
+    require(ids != nullptr, Status::kInvalidArgument, "ids: null pointer");
+    require(weights != nullptr, Status::kInvalidArgument, "weights: null pointer");
+    require_aligned(router, alignof(float), "router");
+    require_aligned(x, alignof(float), "x");
+    require_aligned(ids, alignof(int32_t), "ids");
+    require_aligned(weights, alignof(float), "weights");
+    strata::limits::require_in_range("d", d, 1, strata::limits::kMaxWidth);
+    strata::limits::require_in_range("n_expert", n_expert, 1, strata::limits::kMaxExperts);
+    require_call_sizes(n_tokens, k, d, n_expert);
+    require_threads(threads, "threads");
+    // A NaN logit would otherwise surface as a complaint about the computed weights.
+    strata::require_finite_matrix("router", router, n_expert, d);
+    strata::require_finite_matrix("x", x, n_tokens, d);
     strata::route_tokens(router, x, n_tokens, d, n_expert, k, rule, ids, weights, threads);
   });
 }

@@ -65,8 +65,11 @@ std::optional<int64_t> hyperparameter(const File& file, const std::string& key) 
   const MetaValue* v = file.find(key);
   if (v == nullptr) return std::nullopt;
   const auto n = v->as_int();
-  if (!n || v->type == ValueType::BOOL || *n < 0)
-    bad(file, fmt::format("key '{}': expected a non-negative integer", key));
+  if (!n || v->type == ValueType::BOOL || v->type == ValueType::F32 ||
+      v->type == ValueType::F64)
+    bad(file, fmt::format("key '{}': value type {}, expected an integer", key,
+                          value_type_name(v->type)));
+  if (*n < 0) bad(file, fmt::format("key '{}': {} is negative", key, *n));
   return n;
 }
 
@@ -199,8 +202,17 @@ std::vector<MoeLayerInfo> discover_moe_layers(const File& file) {
     if (end != rest.data() + dot) continue;  // "blk.<non-number>." is not a layer tensor
     if (ec != std::errc() || layer < 0 || layer > kMaxLayer)
       bad(file, fmt::format("tensor '{}': layer index out of range (0 to {})", t.name, kMaxLayer));
+    // One spelling per layer: "blk.01." next to "blk.1." would otherwise replace it silently.
+    const std::string canonical = std::to_string(layer);
+    if (rest.substr(0, dot) != canonical)
+      bad(file, fmt::format("tensor '{}': layer number '{}' is not written canonically (expected "
+                            "'blk.{}.')",
+                            t.name, rest.substr(0, dot), canonical));
     const TensorInfo** slot = slot_for(layers[layer], rest.substr(dot + 1));
     if (slot == nullptr) continue;
+    if (*slot != nullptr)
+      bad(file, fmt::format("tensors '{}' and '{}' are the same layer tensor", (*slot)->name,
+                            t.name));
     *slot = &t;
   }
 

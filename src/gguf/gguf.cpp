@@ -1,11 +1,8 @@
 // GGUF parsing: header, metadata, tensor infos, data section; and the File's mmap lifetime.
 #include "gguf/gguf.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "gguf/reader.hpp"
+#include "io/files.hpp"
 
 namespace strata::gguf {
 
@@ -38,11 +36,36 @@ constexpr uint64_t kMaxTensors = uint64_t{1} << 24;
 constexpr uint64_t kMaxReserve = 4096;
 
 std::string_view value_type_name(uint32_t type) {
-  static constexpr std::string_view kNames[] = {"u8",  "i8",  "u16",  "i16",    "u32",
-                                                "i32", "f32", "bool", "string", "array",
-                                                "u64", "i64", "f64"};
-  return type < std::size(kNames) ? kNames[type] : std::string_view("unknown");
+  return gguf::value_type_name(static_cast<ValueType>(type));
 }
+
+bool is_integer_type(ValueType type) {
+  switch (type) {
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::U16:
+    case ValueType::I16:
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::U64:
+    case ValueType::I64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Keys whose meaning the GGUF specification fixes: a value of another type is damage, not an
+// absent key (a reader that skipped it would silently fall back to defaults).
+struct KnownKey {
+  std::string_view key;
+  bool integer;  // else a string
+};
+constexpr KnownKey kKnownKeys[] = {
+    {"general.architecture", false}, {"general.name", false},
+    {"general.alignment", true},     {"general.quantization_version", true},
+    {"general.file_type", true},
+};
 
 // Bytes of one scalar of `type`; 0 for string and array (variable length).
 uint64_t scalar_bytes(ValueType type) {
@@ -169,6 +192,14 @@ bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
 
 }  // namespace
 
+std::string_view value_type_name(ValueType type) {
+  static constexpr std::string_view kNames[] = {"u8",  "i8",  "u16",  "i16",    "u32",
+                                                "i32", "f32", "bool", "string", "array",
+                                                "u64", "i64", "f64"};
+  const auto index = static_cast<uint32_t>(type);
+  return index < std::size(kNames) ? kNames[index] : std::string_view("unknown");
+}
+
 std::optional<int64_t> MetaValue::as_int() const {
   if (const auto* u = std::get_if<uint64_t>(&value)) {
     if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
@@ -263,12 +294,21 @@ void File::Impl::parse_metadata(Reader& in, uint64_t kv_count) {
     key_index.emplace(key, metadata.size());
     metadata.emplace_back(std::move(key), std::move(value));
   }
+  for (const KnownKey& known : kKnownKeys) {
+    const auto it = key_index.find(std::string(known.key));
+    if (it == key_index.end()) continue;
+    const ValueType type = metadata[it->second].second.type;
+    if (known.integer ? !is_integer_type(type) : type != ValueType::STRING)
+      in.bad(fmt::format("key '{}': value type {}, expected {}", known.key,
+                         value_type_name(static_cast<uint32_t>(type)),
+                         known.integer ? "an integer" : "string"));
+  }
   if (const auto it = key_index.find("general.alignment"); it != key_index.end()) {
     const MetaValue& v = metadata[it->second].second;
     const auto a = v.as_int();
-    if (!a || v.type == ValueType::BOOL)
-      in.bad(fmt::format("key 'general.alignment': expected an integer, found a {}",
-                         value_type_name(static_cast<uint32_t>(v.type))));
+    if (!a)
+      in.bad(fmt::format("key 'general.alignment': {} does not fit int64",
+                         std::get<uint64_t>(v.value)));
     if (*a <= 0 || (*a & (*a - 1)) != 0)
       in.bad(fmt::format("key 'general.alignment': {} is not a non-zero power of two", *a));
     alignment = static_cast<uint64_t>(*a);
@@ -327,6 +367,24 @@ void File::Impl::place_tensors() {
                        label, t.name, t.bytes, t.offset, data_bytes));
     t.data = bytes.data() + data_offset + t.offset;
   }
+  // Two tensors sharing bytes would read each other's data as their own without complaint.
+  std::vector<const TensorInfo*> by_offset;
+  by_offset.reserve(tensors.size());
+  for (const TensorInfo& t : tensors)
+    if (t.bytes > 0) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+  });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    const TensorInfo& before = *by_offset[i - 1];
+    const TensorInfo& after = *by_offset[i];
+    if (after.offset < before.offset + before.bytes)
+      fail(Status::kBadFile,
+           fmt::format("{}: tensor '{}' (data offset {}, {} bytes) overlaps tensor '{}' (data "
+                       "offset {}, {} bytes)",
+                       label, after.name, after.offset, after.bytes, before.name, before.offset,
+                       before.bytes));
+  }
 }
 
 File::File(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -342,35 +400,19 @@ File File::parse(std::span<const uint8_t> bytes, std::string label) {
   return File(std::move(impl));
 }
 
-File File::open(const std::filesystem::path& path) {
-  const std::string label = path.string();
-  const int fd = ::open(label.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(Status::kIo, fmt::format("{}: cannot open: {}", label, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(Status::kIo, fmt::format("{}: cannot stat: {}", label, std::strerror(err)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(Status::kIo, fmt::format("{}: not a regular file", label));
-  }
-  const auto size = static_cast<size_t>(st.st_size);
+File File::open(const std::filesystem::path& path, std::string_view option) {
+  const io::InputFile input = io::InputFile::open(path, option);
+  const auto size = static_cast<size_t>(input.size_bytes());
   auto impl = std::make_unique<Impl>();
-  impl->label = label;
+  impl->label = path.string();
   if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, input.fd(), 0);
     if (p == MAP_FAILED)
-      fail(Status::kIo, fmt::format("{}: cannot mmap: {}", label, std::strerror(err)));
+      fail(Status::kIo, fmt::format("{}: cannot mmap: {}", input.label(), std::strerror(errno)));
     impl->mapping = p;
     impl->mapping_bytes = size;
     impl->bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(p), size);
-  } else {
-    ::close(fd);  // an empty file cannot be mapped; parse() reports it as too short
-  }
+  }  // an empty file cannot be mapped; parse() reports it as too short
   impl->parse();
   return File(std::move(impl));
 }

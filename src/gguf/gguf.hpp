@@ -23,6 +23,9 @@ enum class ValueType : uint32_t {
   U64 = 10, I64 = 11, F64 = 12,
 };
 
+// "u8", "string", "array", ...; "unknown" for a value outside the enum.
+std::string_view value_type_name(ValueType type);
+
 struct MetaValue;
 struct MetaArray {
   ValueType element_type = ValueType::U8;
@@ -47,7 +50,9 @@ struct TensorInfo {
 
 class File {
  public:
-  static File open(const std::filesystem::path& path);  // throws Error(kIo | kBadFile)
+  // Throws Error(kIo | kBadFile). `option` ("--gguf") names the file in open errors; anything but
+  // a regular file is refused before it is opened.
+  static File open(const std::filesystem::path& path, std::string_view option = {});
   // Parses an in-memory image (no copy; `bytes` must outlive the File). Used by the fuzzer.
   static File parse(std::span<const uint8_t> bytes, std::string label);
 

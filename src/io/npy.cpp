@@ -4,11 +4,13 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 
+#include "common/alloc.hpp"
 #include "common/error.hpp"
+#include "io/files.hpp"
 
 namespace strata::npy {
 
@@ -128,12 +130,6 @@ class DictParser {
   size_t pos_ = 0;
 };
 
-[[noreturn]] void io_error(const std::filesystem::path& path, const std::string& what,
-                           std::string_view action) {
-  fail(Status::kIo,
-       fmt::format("{}: cannot {} '{}': {}", what, action, path.string(), std::strerror(errno)));
-}
-
 std::string header_dict(DType dtype, const std::vector<int64_t>& shape) {
   std::string dims;
   for (int64_t n : shape) dims += fmt::format("{}, ", n);
@@ -153,21 +149,20 @@ int64_t Array::size() const {
   return n;
 }
 
-Array read(const std::filesystem::path& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) io_error(path, what, "open");
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (end < 0 || !in) io_error(path, what, "read");
-  const auto file_bytes = static_cast<uint64_t>(end);
+namespace {
+
+// Where the parser takes its bytes from: a file (read) or memory (parse).
+using ReadAt = std::function<void(uint64_t offset, void* out, size_t bytes)>;
+
+// `label` names the file in messages ("--x: 'x.npy'").
+Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& label) {
   const auto bad = [&](const std::string& reason) {
-    fail(Status::kBadFile, fmt::format("{}: '{}': {}", what, path.string(), reason));
+    fail(Status::kBadFile, fmt::format("{}: {}", label, reason));
   };
 
   uint8_t preamble[12] = {};
   if (file_bytes < 10) bad(fmt::format("{} bytes is too short for a .npy file", file_bytes));
-  in.read(reinterpret_cast<char*>(preamble), 10);
+  read_at(0, preamble, 10);
   if (std::memcmp(preamble, kMagic, kMagicBytes) != 0) bad("not a .npy file (bad magic)");
   const uint8_t major = preamble[6];
   uint64_t header_bytes = 0;
@@ -176,7 +171,7 @@ Array read(const std::filesystem::path& path, const std::string& what) {
     header_bytes = static_cast<uint64_t>(preamble[8]) | (static_cast<uint64_t>(preamble[9]) << 8);
   } else if (major == 2 || major == 3) {
     if (file_bytes < 12) bad("truncated in the header length");
-    in.read(reinterpret_cast<char*>(preamble + 10), 2);
+    read_at(10, preamble + 10, 2);
     header_bytes = 0;
     for (int i = 0; i < 4; ++i) header_bytes |= static_cast<uint64_t>(preamble[8 + i]) << (8 * i);
     header_start = 12;
@@ -187,10 +182,9 @@ Array read(const std::filesystem::path& path, const std::string& what) {
     bad(fmt::format("header length {} runs past the end of the file ({} bytes)", header_bytes,
                     file_bytes));
   std::string text(static_cast<size_t>(header_bytes), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(header_bytes));
-  if (!in) io_error(path, what, "read");
+  read_at(header_start, text.data(), static_cast<size_t>(header_bytes));
 
-  const Header header = DictParser(text, what + ": '" + path.string() + "'").parse();
+  const Header header = DictParser(text, label).parse();
   Array array;
   array.dtype = *header.dtype;
   array.shape = *header.shape;
@@ -203,10 +197,32 @@ Array read(const std::filesystem::path& path, const std::string& what) {
   if (data_bytes != elems * 4)
     bad(fmt::format("shape ({}) needs {} data bytes, the file has {}", fmt::join(array.shape, ", "),
                     elems * 4, data_bytes));
-  array.bytes.resize(static_cast<size_t>(data_bytes));
-  in.read(reinterpret_cast<char*>(array.bytes.data()), static_cast<std::streamsize>(data_bytes));
-  if (!in) io_error(path, what, "read");
+  resize_or_fail(array.bytes, static_cast<size_t>(data_bytes), label + ": array data");
+  if (data_bytes > 0)  // an empty array has no buffer to read into
+    read_at(header_start + header_bytes, array.bytes.data(), static_cast<size_t>(data_bytes));
   return array;
+}
+
+}  // namespace
+
+Array read(const std::filesystem::path& path, const std::string& what) {
+  const io::InputFile file = io::InputFile::open(path, what);
+  return parse_from(
+      file.size_bytes(),
+      [&](uint64_t offset, void* out, size_t bytes) { file.read_at(offset, out, bytes); },
+      fmt::format("{}: '{}'", what, path.string()));
+}
+
+Array parse(std::span<const uint8_t> bytes, const std::string& what) {
+  return parse_from(
+      bytes.size(),
+      [&](uint64_t offset, void* out, size_t n) {
+        // parse_from checks every range against the size first; this is the last line of defence.
+        require(offset <= bytes.size() && n <= bytes.size() - offset, Status::kInternal,
+                fmt::format("{}: read past the end", what));
+        std::memcpy(out, bytes.data() + offset, n);
+      },
+      what);
 }
 
 std::string header(DType dtype, const std::vector<int64_t>& shape) {
@@ -227,27 +243,28 @@ std::string header(DType dtype, const std::vector<int64_t>& shape) {
   return head + dict;
 }
 
-void write(const std::filesystem::path& path, DType dtype, const std::vector<int64_t>& shape,
-           const void* data) {
+void write(io::Output& out, DType dtype, const std::vector<int64_t>& shape, const void* data) {
   uint64_t elems = 1;
   for (int64_t n : shape) {
     require(n >= 0, Status::kInvalidArgument,
-            fmt::format("npy::write '{}': negative dimension {}", path.string(), n));
+            fmt::format("npy::write {}: negative dimension {}", out.label(), n));
     require(!__builtin_mul_overflow(elems, static_cast<uint64_t>(n), &elems) &&
                 elems <= std::numeric_limits<uint64_t>::max() / 4,
             Status::kInvalidArgument,
-            fmt::format("npy::write '{}': element count overflows", path.string()));
+            fmt::format("npy::write {}: element count overflows", out.label()));
   }
   require(data != nullptr || elems == 0, Status::kInvalidArgument,
-          fmt::format("npy::write '{}': no data", path.string()));
-
+          fmt::format("npy::write {}: no data", out.label()));
   const std::string head = header(dtype, shape);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) io_error(path, "npy::write", "create");
-  out.write(head.data(), static_cast<std::streamsize>(head.size()));
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(elems * 4));
-  out.close();
-  if (!out) io_error(path, "npy::write", "write");
+  out.write(head.data(), head.size());
+  out.write(data, static_cast<size_t>(elems * 4));
+}
+
+void write(const std::filesystem::path& path, DType dtype, const std::vector<int64_t>& shape,
+           const void* data) {
+  io::OutputSet outputs({});
+  write(outputs.add("npy::write", path), dtype, shape, data);
+  outputs.commit();
 }
 
 }  // namespace strata::npy

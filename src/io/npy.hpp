@@ -2,8 +2,13 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
+
+namespace strata::io {
+class Output;
+}
 
 namespace strata::npy {
 
@@ -21,9 +26,15 @@ struct Array {
 
 // Throws strata::Error(kBadFile) naming `what` (e.g. "--x") for a damaged or unsupported file
 // (wrong magic, big-endian or Fortran order, other dtypes, size mismatch).
+// Anything but a regular file is refused before it is opened (a FIFO cannot block).
 Array read(const std::filesystem::path& path, const std::string& what);
+// The same checks on an in-memory image (the fuzzer's entry); `what` names it in messages.
+Array parse(std::span<const uint8_t> bytes, const std::string& what);
+// Written to a temporary file next to `path` and renamed into place once complete.
 void write(const std::filesystem::path& path, DType dtype, const std::vector<int64_t>& shape,
            const void* data);
+// Into an output of an io::OutputSet (committed with the command's other outputs).
+void write(io::Output& out, DType dtype, const std::vector<int64_t>& shape, const void* data);
 // The bytes before the data of a .npy file of this dtype and shape (magic, version, padded
 // header dict), for writers that stream the data themselves.
 std::string header(DType dtype, const std::vector<int64_t>& shape);

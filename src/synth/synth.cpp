@@ -7,7 +7,9 @@
 #include <numeric>
 
 #include "common/bytes.hpp"
+#include "common/alloc.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "formats/registry.hpp"
 
 namespace strata::synth {
@@ -158,6 +160,44 @@ uint16_t float_to_fp16_bits(float v) {
   return static_cast<uint16_t>(sign | ((mantissa_round - 0x38000000u) >> 13));
 }
 
+uint64_t expert_tensor_bytes(GgmlType type, int64_t in_features, int64_t out_features,
+                             int64_t n_expert) {
+  const auto info = ggml_type_info(static_cast<uint32_t>(type));
+  require(info.has_value(), Status::kUnsupported,
+          fmt::format("synth: unknown type id {}", static_cast<uint32_t>(type)));
+  const std::string shape = fmt::format("[{}, {}, {}]", in_features, out_features, n_expert);
+  require(in_features >= 1 && in_features <= limits::kMaxWidth && out_features >= 1 &&
+              out_features <= limits::kMaxWidth && n_expert >= 1 &&
+              n_expert <= limits::kMaxExperts,
+          Status::kInvalidArgument,
+          fmt::format("synth: shape {} is outside the limits (widths 1 to {}, experts 1 to {})",
+                      shape, limits::kMaxWidth, limits::kMaxExperts));
+  require(in_features % info->block_values == 0, Status::kInvalidArgument,
+          fmt::format("synth: shape {} does not fit {} blocks of {}", shape, info->name,
+                      info->block_values));
+  // Each factor is below 2^21 and the block count below 2^60: only the byte product can overflow.
+  const auto blocks = static_cast<uint64_t>(in_features / info->block_values) *
+                      static_cast<uint64_t>(out_features) * static_cast<uint64_t>(n_expert);
+  uint64_t bytes = 0;
+  require(!__builtin_mul_overflow(blocks, uint64_t{info->block_bytes}, &bytes) &&
+              bytes <= limits::kMaxSyntheticWeightBytes,
+          Status::kInvalidArgument,
+          fmt::format("synth: {} tensor of shape {}: more than the limit of {} bytes",
+                      info->name, shape, limits::kMaxSyntheticWeightBytes));
+  return bytes;
+}
+
+uint64_t layer_bytes(int64_t d, int64_t f, int64_t n_expert, GgmlType gate_up_type,
+                     GgmlType down_type) {
+  const uint64_t gate = expert_tensor_bytes(gate_up_type, d, f, n_expert);
+  const uint64_t down = expert_tensor_bytes(down_type, f, d, n_expert);
+  const uint64_t total = 2 * gate + down;  // each is at most 2^40: no overflow
+  require(total <= limits::kMaxSyntheticWeightBytes, Status::kInvalidArgument,
+          fmt::format("synth: layer d={} f={} E={} needs {} bytes, more than the limit of {}", d,
+                      f, n_expert, total, limits::kMaxSyntheticWeightBytes));
+  return total;
+}
+
 bool synth_supports(GgmlType type) {
   return layout_of(type) != nullptr && find_block_format(type) != nullptr;
 }
@@ -168,11 +208,7 @@ std::vector<uint8_t> random_expert_tensor(GgmlType type, int64_t in_features, in
   const ScaleLayout* layout = layout_of(type);
   require(info != nullptr && layout != nullptr, Status::kUnsupported,
           fmt::format("synth: no random block generator for type {}", ggml_type_name(type)));
-  require(
-      in_features > 0 && in_features % info->block_values == 0 && out_features > 0 && n_expert > 0,
-      Status::kInvalidArgument,
-      fmt::format("synth: shape [{}, {}, {}] does not fit {} blocks of {}", in_features,
-                  out_features, n_expert, info->name, info->block_values));
+  const uint64_t tensor_bytes = expert_tensor_bytes(type, in_features, out_features, n_expert);
   // Calibrate: the decoded RMS at nominal scale 1, then scale so the values have target_rms.
   constexpr int kProbeBlocks = 64;
   std::vector<uint8_t> probe(static_cast<size_t>(kProbeBlocks * info->block_bytes));
@@ -188,7 +224,9 @@ std::vector<uint8_t> random_expert_tensor(GgmlType type, int64_t in_features, in
   const double s = probe_rms > 0.0 ? target_rms / probe_rms : 1.0;
 
   const int64_t blocks_per_expert = in_features / info->block_values * out_features;
-  std::vector<uint8_t> out(static_cast<size_t>(blocks_per_expert * n_expert * info->block_bytes));
+  std::vector<uint8_t> out = allocate_or_fail<uint8_t>(
+      static_cast<size_t>(tensor_bytes),
+      fmt::format("synth: {} tensor [{}, {}, {}]", info->name, in_features, out_features, n_expert));
   // One generator per expert: the bytes do not depend on the thread count.
 #pragma omp parallel for schedule(static) if (out.size() >= (size_t{1} << 20))
   for (int64_t e = 0; e < n_expert; ++e) {
@@ -200,6 +238,8 @@ std::vector<uint8_t> random_expert_tensor(GgmlType type, int64_t in_features, in
 }
 
 SyntheticLayer make_layer(const LayerSpec& spec) {
+  layer_bytes(spec.d, spec.f, spec.n_expert, spec.gate_type, spec.down_type);
+  expert_tensor_bytes(spec.up_type, spec.d, spec.f, spec.n_expert);
   SyntheticLayer layer;
   const auto build = [&](std::vector<uint8_t>& storage, const char* name, GgmlType type, int64_t in,
                          int64_t out, double rms, uint64_t salt) {
@@ -230,6 +270,12 @@ namespace {
 void check_routing_args(int64_t n_tokens, int64_t n_expert, int k) {
   require(n_tokens >= 1 && n_expert >= 1 && k >= 1 && k <= n_expert, Status::kInvalidArgument,
           fmt::format("synth routing: T={} E={} k={} out of range", n_tokens, n_expert, k));
+  // Bounded E keeps the popularity table's steps resolvable in double precision: draws of
+  // distinct experts terminate.
+  limits::require_in_range("synth routing: E", n_expert, 1, limits::kMaxExperts);
+  limits::require_in_range("synth routing: k", k, 1, limits::kMaxExpertsPerToken);
+  limits::require_in_range("synth routing: T", n_tokens, 1, limits::kMaxTokens);
+  limits::checked_product("synth routing: T x k", n_tokens, k, limits::kMaxPairs);
 }
 
 // k distinct experts drawn from a cumulative popularity table, weights random positive, sum 1.
@@ -237,8 +283,8 @@ Routing draw_routing(int64_t n_tokens, int k, const std::vector<double>& cumulat
                      uint64_t seed) {
   Routing r;
   r.k = k;
-  r.ids.resize(static_cast<size_t>(n_tokens * k));
-  r.weights.resize(r.ids.size());
+  resize_or_fail(r.ids, static_cast<size_t>(n_tokens * k), "synth routing: ids");
+  resize_or_fail(r.weights, r.ids.size(), "synth routing: weights");
   Rng rng(seed);
   const double total = cumulative.back();
   for (int64_t t = 0; t < n_tokens; ++t) {
@@ -313,6 +359,7 @@ Routing single_expert_routing(int64_t n_tokens, int64_t n_expert, int k, uint64_
 
 std::vector<float> random_activations(int64_t n_tokens, int64_t d, uint64_t seed) {
   require(n_tokens >= 1 && d >= 1, Status::kInvalidArgument, "synth activations: empty shape");
+  limits::checked_product("synth activations: T x d", n_tokens, d, limits::kMaxActivationValues);
   Rng rng(seed);
   std::vector<double> channel_scale(static_cast<size_t>(d));
   for (auto& s : channel_scale) s = std::exp(0.5 * rng.normal());
@@ -324,7 +371,8 @@ std::vector<float> random_activations(int64_t n_tokens, int64_t d, uint64_t seed
     outlier[i] = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(d));
     outlier_value[i] = (6.0 + 14.0 * rng.uniform()) * (rng.uniform() < 0.5 ? -1.0 : 1.0);
   }
-  std::vector<float> x(static_cast<size_t>(n_tokens * d));
+  std::vector<float> x =
+      allocate_or_fail<float>(static_cast<size_t>(n_tokens * d), "synth activations [T, d]");
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t c = 0; c < d; ++c) {
       double chi2 = 0.0;  // Student-t with 5 degrees of freedom

@@ -22,6 +22,16 @@ bool synth_supports(GgmlType type);
 std::vector<uint8_t> random_expert_tensor(GgmlType type, int64_t in_features, int64_t out_features,
                                           int64_t n_expert, double target_rms, uint64_t seed);
 
+// Bytes of one stacked tensor of `type` [in_features, out_features, n_expert]. Throws
+// Error(kInvalidArgument) naming the shape when a dimension is outside the limits of
+// common/limits.hpp, the rows do not fit the format's blocks, or the bytes exceed
+// limits::kMaxSyntheticWeightBytes: the generator never sizes a buffer from an overflowed product.
+uint64_t expert_tensor_bytes(GgmlType type, int64_t in_features, int64_t out_features,
+                             int64_t n_expert);
+// Bytes of a layer's gate, up and down tensors (checked as above, and their sum).
+uint64_t layer_bytes(int64_t d, int64_t f, int64_t n_expert, GgmlType gate_up_type,
+                     GgmlType down_type);
+
 struct LayerSpec {
   int64_t d = 2048, f = 512, n_expert = 256;
   GgmlType gate_type = GgmlType::IQ3_S, up_type = GgmlType::IQ3_S, down_type = GgmlType::Q2_0;

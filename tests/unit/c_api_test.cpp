@@ -2,11 +2,14 @@
 // a status and a message naming the argument; no exception crosses the boundary.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdlib>
-
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <thread>
 
 #include "cpu/moe_cpu.hpp"
 #include "moe_check.hpp"
@@ -251,6 +254,164 @@ TEST(CApi, RouteMatchesTheVectors) {
       strata_moe_route(nullptr, v.x.f32(), v.n_tokens, v.layer.weights.d, v.layer.weights.n_expert,
                        v.k, STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, ids.data(), weights.data(), 1),
       STRATA_MOE_INVALID_ARGUMENT, "router");
+}
+
+// ---- misuse ------------------------------------------------------------------------------------
+
+TEST(CApi, MisalignedPointersAreRefused) {
+  Fixture fx("c_api_misaligned");
+  const strata_moe_layer_desc desc = desc_of(fx.layer.weights);
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, desc);
+  strata_moe_layer* h = layer.get();
+  // Copies one byte into a larger buffer: every pointer below is odd.
+  std::vector<uint8_t> x_bytes(fx.x.size() * 4 + 1), y_bytes(fx.n_tokens * desc.d * 4 + 1);
+  std::vector<uint8_t> ids_bytes(fx.routing.ids.size() * 4 + 1);
+  std::vector<uint8_t> w_bytes(fx.routing.weights.size() * 4 + 1);
+  std::memcpy(x_bytes.data() + 1, fx.x.data(), fx.x.size() * 4);
+  std::memcpy(ids_bytes.data() + 1, fx.routing.ids.data(), fx.routing.ids.size() * 4);
+  std::memcpy(w_bytes.data() + 1, fx.routing.weights.data(), fx.routing.weights.size() * 4);
+  const auto* x_odd = reinterpret_cast<const float*>(x_bytes.data() + 1);
+  const auto* ids_odd = reinterpret_cast<const int32_t*>(ids_bytes.data() + 1);
+  const auto* w_odd = reinterpret_cast<const float*>(w_bytes.data() + 1);
+  auto* y_odd = reinterpret_cast<float*>(y_bytes.data() + 1);
+  std::vector<float> y(fx.n_tokens * desc.d);
+  const float* x = fx.x.data();
+  const int32_t* ids = fx.routing.ids.data();
+  const float* w = fx.routing.weights.data();
+  expect_names(strata_moe_layer_run(h, x_odd, ids, w, fx.n_tokens, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "x: pointer");
+  expect_names(strata_moe_layer_run(h, x, ids_odd, w, fx.n_tokens, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "ids: pointer");
+  expect_names(strata_moe_layer_run(h, x, ids, w_odd, fx.n_tokens, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "weights: pointer");
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, fx.k, y_odd, nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "y: pointer");
+  // Weights need 2-byte alignment only: an odd address is refused at creation.
+  strata_moe_layer_desc odd = desc;
+  odd.down.data = static_cast<const uint8_t*>(odd.down.data) + 1;
+  strata_moe_layer* none = nullptr;
+  expect_names(strata_moe_layer_create(STRATA_MOE_BACKEND_CPU, &odd, &none),
+               STRATA_MOE_INVALID_ARGUMENT, "desc.down");
+  EXPECT_EQ(none, nullptr);
+}
+
+TEST(CApi, SizesBeyondTheLimitsAreRefusedBeforeAnyRead) {
+  Fixture fx("c_api_sizes");
+  const strata_moe_layer_desc desc = desc_of(fx.layer.weights);
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, desc);
+  strata_moe_layer* h = layer.get();
+  std::vector<float> y(fx.n_tokens * desc.d);
+  const float* x = fx.x.data();
+  const int32_t* ids = fx.routing.ids.data();
+  const float* w = fx.routing.weights.data();
+  // The buffers hold 33 tokens: a size check after the first read would crash here.
+  expect_names(strata_moe_layer_run(h, x, ids, w, int64_t{1} << 40, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "n_tokens");
+  expect_names(strata_moe_layer_run(h, x, ids, w, INT64_MAX, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "n_tokens");
+  expect_names(strata_moe_layer_run(h, x, ids, w, -5, fx.k, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "n_tokens");
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, -1, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "k");
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, INT32_MAX, y.data(), nullptr),
+               STRATA_MOE_INVALID_ARGUMENT, "k");
+  strata_moe_run_options many_threads = strata_moe::run_options();
+  many_threads.arm = STRATA_MOE_ARM_PRODUCTION;
+  many_threads.threads = 1 << 30;
+  expect_names(strata_moe_layer_run(h, x, ids, w, fx.n_tokens, fx.k, y.data(), &many_threads),
+               STRATA_MOE_INVALID_ARGUMENT, "options.threads");
+  // A descriptor whose shape would overflow a byte count.
+  strata_moe_layer_desc huge = desc;
+  huge.gate.ne2 = huge.up.ne2 = huge.down.ne2 = huge.n_expert = int64_t{1} << 40;
+  strata_moe_layer* none = nullptr;
+  expect_names(strata_moe_layer_create(STRATA_MOE_BACKEND_CPU, &huge, &none),
+               STRATA_MOE_INVALID_ARGUMENT, "ne2");
+  EXPECT_EQ(none, nullptr);
+}
+
+TEST(CApi, RunsFromManyThreadsAtOnceAreAllowedAndExact) {
+  Fixture fx("c_api_threads");
+  const strata_moe_layer_desc desc = desc_of(fx.layer.weights);
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, desc);
+  const int64_t n_y = fx.n_tokens * desc.d;
+  std::vector<float> y_serial = test::poisoned(n_y);
+  layer.run(fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k,
+            y_serial.data());
+  constexpr int kThreads = 6, kRunsEach = 4;
+  std::vector<std::vector<float>> y(kThreads, test::poisoned(n_y));
+  std::vector<strata_moe_status> status(kThreads, STRATA_MOE_OK);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) {
+      }  // start together
+      strata_moe_run_options options = strata_moe::run_options();
+      options.arm = i % 2 ? STRATA_MOE_ARM_FUSED : STRATA_MOE_ARM_PRODUCTION;
+      options.threads = 1 + i % 2;
+      for (int r = 0; r < kRunsEach && status[i] == STRATA_MOE_OK; ++r)
+        status[i] = strata_moe_layer_run(layer.get(), fx.x.data(), fx.routing.ids.data(),
+                                         fx.routing.weights.data(), fx.n_tokens, fx.k,
+                                         y[i].data(), &options);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(status[i], STRATA_MOE_OK) << "thread " << i;
+    EXPECT_EQ(test::count_bitwise_diffs(y[i].data(), y_serial.data(), n_y), 0) << "thread " << i;
+  }
+}
+
+TEST(CApi, DestroyOfNullIsANoOp) {
+  strata_moe_layer_destroy(nullptr);
+  SUCCEED();
+}
+
+TEST(CApi, NonFiniteWeightScalesAreRefusedAtCreation) {
+  Fixture fx("c_api_nan_scale");
+  strata_moe_layer_desc desc = desc_of(fx.layer.weights);
+  ASSERT_EQ(strata_moe_check_weights(&desc), STRATA_MOE_OK) << strata_moe_last_error();
+  // IQ3_S gate: the f16 d of expert 1, row 2, block 0 set to NaN.
+  auto* block = const_cast<uint8_t*>(fx.layer.weights.gate.row(1, 2));
+  block[0] = 0x00;
+  block[1] = 0x7E;
+  expect_names(strata_moe_check_weights(&desc), STRATA_MOE_INVALID_ARGUMENT,
+               "expert 1, row 2, block 0");
+  strata_moe_layer* none = nullptr;
+  expect_names(strata_moe_layer_create(STRATA_MOE_BACKEND_CPU, &desc, &none),
+               STRATA_MOE_INVALID_ARGUMENT, "ffn_gate_exps");
+  EXPECT_EQ(none, nullptr);
+  expect_names(strata_moe_check_weights(nullptr), STRATA_MOE_INVALID_ARGUMENT, "desc");
+}
+
+TEST(CApi, RouteRefusesNonFiniteRouterAndX) {
+  constexpr int64_t kTokens = 3, kD = 32, kExperts = 4;
+  std::vector<float> router(kExperts * kD, 0.01f), x(kTokens * kD, 0.5f);
+  std::vector<int32_t> ids(kTokens * 2);
+  std::vector<float> weights(kTokens * 2);
+  const auto route = [&] {
+    return strata_moe_route(router.data(), x.data(), kTokens, kD, kExperts, 2,
+                            STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, ids.data(), weights.data(), 1);
+  };
+  ASSERT_EQ(route(), STRATA_MOE_OK) << strata_moe_last_error();
+  router[2 * kD + 5] = NAN;
+  expect_names(route(), STRATA_MOE_INVALID_ARGUMENT, "router: element [2, 5]");
+  router[2 * kD + 5] = 0.01f;
+  x[kD + 1] = INFINITY;
+  expect_names(route(), STRATA_MOE_INVALID_ARGUMENT, "x: element [1, 1]");
+  x[kD + 1] = 0.5f;
+  expect_names(strata_moe_route(router.data(), x.data(), kTokens, kD, kExperts, 5,
+                                STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, ids.data(), weights.data(),
+                                1),
+               STRATA_MOE_INVALID_ARGUMENT, "k");
+  expect_names(strata_moe_route(router.data(), x.data(), int64_t{1} << 40, kD, kExperts, 2,
+                                STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, ids.data(), weights.data(),
+                                1),
+               STRATA_MOE_INVALID_ARGUMENT, "n_tokens");
+  expect_names(strata_moe_route(router.data(), x.data(), kTokens, kD, kExperts, 2,
+                                STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, nullptr, weights.data(), 1),
+               STRATA_MOE_INVALID_ARGUMENT, "ids");
 }
 
 }  // namespace

@@ -360,6 +360,94 @@ TEST(GgufLayerDamage, UnsupportedExpertFormat) {
   expect_bad_layers(w.build().bytes, Status::kUnsupported, {"blk.0.ffn_gate_exps.weight", "f64"});
 }
 
+// ---- consistency between tensors and of known keys --------------------------------------------
+
+TEST(GgufDamage, TensorsAtOneOffset) {
+  GgufWriter w;
+  w.tensor("first", GgmlType::F32, {8});
+  w.tensor("second", GgmlType::F32, {8}).offset = 0;
+  expect_bad_file(w.build().bytes, {"'second'", "overlaps tensor 'first'"});
+}
+
+TEST(GgufDamage, TensorRunsIntoTheNext) {
+  // "first" is written as 32 f32 values, then its type is changed to f64: 256 bytes over
+  // "second" at offset 128.
+  GgufWriter w;
+  w.tensor("first", GgmlType::F32, {32});
+  w.tensor("second", GgmlType::F32, {32});
+  auto image = w.build();
+  const size_t type_at = image.info_offsets[0] + 8 + 5 + 4 + 8;
+  put_u32(image.bytes, type_at, static_cast<uint32_t>(GgmlType::F64));
+  image.bytes.resize(image.bytes.size() + 256, 0);  // keep every tensor inside the file
+  expect_bad_file(image.bytes, {"'second'", "overlaps tensor 'first'", "256 bytes"});
+}
+
+TEST(GgufDamage, ExpertTensorOverTheRouter) {
+  auto w = test::moe_writer({});
+  auto image = w.build();
+  // Point blk.0's gate tensor (info #2) at the router's data (info #1).
+  const uint64_t router_offset = image.tensor_offsets[1];
+  const size_t name_bytes = std::string("blk.0.ffn_gate_exps.weight").size();
+  put_u64(image.bytes, image.info_offsets[2] + 8 + name_bytes + 4 + 3 * 8 + 4, router_offset);
+  expect_bad_file(image.bytes, {"blk.0.ffn_gate_exps.weight", "overlaps", "blk.0.ffn_gate_inp"});
+}
+
+TEST(GgufDamage, EmptyTensorsShareAnOffset) {
+  GgufWriter w;
+  w.tensor("data", GgmlType::F32, {8});
+  w.tensor("empty", GgmlType::F32, {0}).offset = 0;  // zero bytes overlap nothing
+  EXPECT_NO_THROW(File::parse(w.build().bytes, "empty.gguf"));
+}
+
+TEST(GgufDamage, KnownKeyOfTheWrongType) {
+  GgufWriter arch;
+  arch.kv("general.architecture", test::meta_u32(7));
+  expect_bad_file(arch.build().bytes, {"general.architecture", "value type u32", "expected string"});
+  GgufWriter name;
+  name.kv("general.name", test::meta_f32(1.0f));
+  expect_bad_file(name.build().bytes, {"general.name", "value type f32", "expected string"});
+  GgufWriter alignment;
+  alignment.kv("general.alignment", test::meta_bool(true));
+  expect_bad_file(alignment.build().bytes,
+                  {"general.alignment", "value type bool", "expected an integer"});
+  GgufWriter quant;
+  quant.kv("general.quantization_version", test::meta_string("2"));
+  expect_bad_file(quant.build().bytes, {"general.quantization_version", "value type string"});
+}
+
+TEST(GgufLayerDamage, HyperparameterOfTheWrongType) {
+  GgufWriter typed;
+  typed.kv("general.architecture", test::meta_string("qwen3moe"));
+  typed.kv("qwen3moe.expert_count", test::meta_f32(4.0f));
+  typed.kv("qwen3moe.embedding_length", test::meta_string("256"));
+  const File file = File::parse(typed.build().bytes, "typed.gguf");
+  expect_error([&] { gguf::discover_moe_layers(file); }, Status::kBadFile,
+               {"typed.gguf", "qwen3moe.embedding_length", "value type string",
+                "expected an integer"});
+  GgufWriter negative;
+  negative.kv("general.architecture", test::meta_string("qwen3moe"));
+  negative.kv("qwen3moe.expert_count", test::meta_i32(-4));
+  const File neg = File::parse(negative.build().bytes, "negative.gguf");
+  expect_error([&] { gguf::discover_moe_layers(neg); }, Status::kBadFile,
+               {"qwen3moe.expert_count", "-4 is negative"});
+}
+
+TEST(GgufLayerDamage, LayerNumberSpelledTwoWays) {
+  auto w = test::moe_writer({});
+  w.tensor("blk.00.ffn_gate_exps.weight", GgmlType::IQ3_S, {256, 128, 4});
+  expect_bad_layers(w.build().bytes, Status::kBadFile,
+                    {"blk.00.ffn_gate_exps.weight", "'00'", "canonically", "'blk.0.'"});
+  auto leading = test::moe_writer({});
+  leading.tensor("blk.01.attn_q.weight", GgmlType::F32, {8});
+  expect_bad_layers(leading.build().bytes, Status::kBadFile, {"blk.01.attn_q.weight"});
+  // Names that are not layer numbers at all stay outside discovery.
+  auto other = test::moe_writer({});
+  other.tensor("blk.x1.ffn_gate_exps.weight", GgmlType::F32, {8});
+  other.tensor("blk.+1.ffn_gate_exps.weight", GgmlType::F32, {8});
+  const File file = File::parse(other.build().bytes, "other.gguf");
+  EXPECT_EQ(gguf::discover_moe_layers(file).size(), 2u);
+}
+
 // Random byte flips in the header region: any outcome but a crash or a non-Error exception.
 TEST(GgufDamage, RandomByteFlips) {
   const auto image = rich_writer().build();

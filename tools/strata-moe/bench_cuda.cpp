@@ -159,13 +159,13 @@ bench::UnitTime CudaRunner::run(int slot, size_t unit) {
   setenv("STRATA_PF_FUSED_WMMA", arm.wmma ? "1" : "0", 1);
   setenv("STRATA_PF_FUSED_HOPPER", arm.sm80 ? "0" : "1", 1);
   // NOTE: with `times` run_layer waits for its last event, so units never overlap on the device.
-  cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm,
-                  session_.workspace_, session_.stream_, session_.y_.get(), &times);
+  cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm, session_.workspace_,
+                  session_.stream_, session_.y_.get(), &times, arm.numerics);
   bench::UnitTime t;
   t.total_us = times.total_us;
   t.phase_us = {times.quantize_us, times.group_us, times.gate_up_us,
                 times.swiglu_us,   times.down_us,  times.combine_us};
-  t.has_phases = true;
+  t.has_phases = arm.numerics == Numerics::kQ8;  // the q10 kernels report the total only
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include "bench/report.hpp"
 #include "bench_runner.hpp"
 #include "common/error.hpp"
+#include "pipeline/finite.hpp"
 
 namespace strata::cli::benchrun {
 namespace {
@@ -76,7 +77,7 @@ HostInputs make_host_inputs(const bench::CellSpec& cell_in, const std::string& g
   in.cell = cell_in;
   bench::CellSpec& cell = in.cell;
   if (!gguf_path.empty()) {
-    in.file.emplace(gguf::File::open(gguf_path));
+    in.file.emplace(gguf::File::open(gguf_path, "--gguf"));
     const std::vector<gguf::MoeLayerInfo> found = gguf::discover_moe_layers(*in.file);
     require(!found.empty(), Status::kInvalidArgument,
             fmt::format("--gguf: {} has no MoE layers", gguf_path));
@@ -101,6 +102,11 @@ HostInputs make_host_inputs(const bench::CellSpec& cell_in, const std::string& g
               fmt::format("--gguf: MoE layer {} has another geometry than the first; bench one "
                           "geometry at a time",
                           found[static_cast<size_t>(l)].layer));
+      try {
+        require_finite_scales(w);
+      } catch (const Error& e) {
+        fail(Status::kBadFile, fmt::format("{}: {}", gguf_path, e.what()));
+      }
       in.weight_sets.push_back(w);
     }
     cell.weight_sets = cell.layers;

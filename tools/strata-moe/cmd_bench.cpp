@@ -15,6 +15,9 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "synth/synth.hpp"
+#include "io/files.hpp"
 
 namespace strata::cli {
 namespace {
@@ -25,6 +28,10 @@ constexpr int64_t kCpuD = 512, kCpuF = 256, kCpuExperts = 16;
 constexpr int kCpuK = 4;
 constexpr int64_t kGpuTokens = 131072, kGpuChunk = 4096;
 constexpr int kMaxWeightSets = 4;
+// Bounds on the protocol's own counts (docs/bench.md): far above any useful run.
+constexpr int kMaxLayers = 1024;
+constexpr int kMaxCells = 1000;
+constexpr int kMaxWarmupUnits = 100000;
 
 struct BenchArgs {
   std::string backend = "cpu", arms = "production,fused", preset, gate_up = "iq3_s", down = "q2_0";
@@ -63,9 +70,6 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
   bench::CellSpec cell;
   cell.arms = bench::parse_arms(a.arms);
   if (!a.numerics.empty()) bench::apply_numerics(cell.arms, a.numerics);
-  for (const bench::ArmChoice& arm : cell.arms)
-    require(!(arm.numerics == Numerics::kQ10 && a.backend == "cuda"), Status::kUnsupported,
-            "--numerics: q10 has no CUDA arm in this build (run it with --backend cpu)");
   for (const bench::ArmChoice& arm : cell.arms)
     require(!((arm.wmma || arm.sm80) && a.backend == "cpu"), Status::kInvalidArgument,
             "--arms: " + arm.name + " is a CUDA arm; the CPU backend has production and fused");
@@ -108,7 +112,18 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
             fmt::format("--k: {} exceeds the expert count {}", cell.k, cell.n_expert));
     bench::check_geometry(cell.geometry_label(), cell.d, cell.f, cell.gate_up_type, cell.down_type);
     cell.weight_sets = a.weight_sets > 0 ? a.weight_sets : std::min(cell.layers, kMaxWeightSets);
+    // Everything the inputs will hold, checked before the first byte is generated.
+    const uint64_t set_bytes = synth::layer_bytes(cell.d, cell.f, cell.n_expert, cell.gate_up_type,
+                                                  cell.down_type);
+    require(set_bytes <= limits::kMaxSyntheticWeightBytes / static_cast<uint64_t>(cell.weight_sets),
+            Status::kInvalidArgument,
+            fmt::format("geometry {}: {} weight set(s) of {} bytes each are more than the limit of "
+                        "{} bytes",
+                        cell.geometry_label(), cell.weight_sets, set_bytes,
+                        limits::kMaxSyntheticWeightBytes));
   }
+  limits::checked_product("--tokens x --k (routed pairs)", cell.tokens, std::max(cell.k, 1),
+                          limits::kMaxPairs);
   return cell;
 }
 
@@ -123,6 +138,8 @@ std::vector<int64_t> resolve_chunks(const BenchArgs& a, const bench::CellSpec& c
 }
 
 int run(const BenchArgs& a, const std::string& command) {
+  io::OutputSet outputs({{"--gguf", a.gguf}});
+  io::Output* results_out = a.out.empty() ? nullptr : &outputs.add("--out", a.out);
   bench::CellSpec cell = resolve_cell(a);
   const std::vector<int64_t> chunks = resolve_chunks(a, cell);
   const int64_t max_chunk = *std::max_element(chunks.begin(), chunks.end());
@@ -166,12 +183,12 @@ int run(const BenchArgs& a, const std::string& command) {
   }
 
   const nlohmann::json doc = bench::document_json(ctx, results);
-  if (a.json) std::cout << doc.dump(2) << "\n";
-  if (!a.out.empty()) {
-    std::ofstream file(a.out);
-    require(static_cast<bool>(file), Status::kIo, fmt::format("--out: cannot write {}", a.out));
-    file << doc.dump(2) << "\n";
-    require(static_cast<bool>(file), Status::kIo, fmt::format("--out: writing {} failed", a.out));
+  // Paths and the command line need not be UTF-8: invalid bytes become U+FFFD, not an exception.
+  const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (a.json) std::cout << text;
+  if (results_out != nullptr) {
+    results_out->write(text.data(), text.size());
+    outputs.commit();
   }
   if (wrong)
     std::fprintf(
@@ -205,10 +222,13 @@ Runner add_bench_command(CLI::App& app) {
                   "default q8); --arms production,production --numerics q8,q10 A/Bs the profiles");
   cmd->add_option("--preset", args->preset, "flash-next, qwen35-a3b, qwen3-30b or gpt-oss-120b");
   cmd->add_option("--d", args->d, "model width d (overrides the preset)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn", args->ffn, "expert FFN width f")->check(CLI::PositiveNumber);
-  cmd->add_option("--experts", args->experts, "expert count E")->check(CLI::PositiveNumber);
-  cmd->add_option("--k", args->k, "experts per token k")->check(CLI::PositiveNumber);
+      ->check(integer_in(1, limits::kMaxWidth));
+  cmd->add_option("--ffn", args->ffn, "expert FFN width f")
+      ->check(integer_in(1, limits::kMaxWidth));
+  cmd->add_option("--experts", args->experts, "expert count E")
+      ->check(integer_in(1, limits::kMaxExperts));
+  cmd->add_option("--k", args->k, "experts per token k")
+      ->check(integer_in(1, limits::kMaxExpertsPerToken));
   cmd->add_option("--gate-up", args->gate_up, "gate/up format (default iq3_s)");
   cmd->add_option("--down", args->down, "down format (default q2_0)");
   cmd->add_option(
@@ -216,17 +236,18 @@ Runner add_bench_command(CLI::App& app) {
          "layers per cell (default: the preset's real MoE layer count on cuda: flash-next 48, "
          "qwen35-a3b 40, qwen3-30b 48, gpt-oss-120b 36; 1 on cpu or for an explicit geometry; "
          "every MoE layer of a --gguf file)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxLayers));
   cmd->add_option("--tokens", args->tokens,
                   "tokens per layer per cell (default 131072 on cuda, 256 on cpu)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, limits::kMaxTokens));
   cmd->add_option("--chunk", args->chunks,
                   "chunk size T; several, comma-separated, give one run each (default 4096 on "
                   "cuda, 128 on cpu)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(integer_in(1, limits::kMaxTokens));
   cmd->add_option("--cells", args->cells,
                   "cells: runs of B, each between two runs of A (default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxCells));
   cmd->add_option("--seed", args->seed,
                   "seed of the weights, routings and activations (default 1)");
   cmd->add_option("--routing", args->routing,
@@ -235,15 +256,15 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--gguf", args->gguf, "run a model file's MoE layers instead of random blocks");
   cmd->add_option("--weight-sets", args->weight_sets,
                   "distinct random weight sets the layers rotate over (default min(layers, 4))")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxLayers));
   cmd->add_option("--threads", args->threads,
                   "CPU threads, also for the oracle (0: OpenMP default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, limits::kMaxThreads));
   cmd->add_option("--oracle-tokens", args->oracle_tokens,
                   "tokens of the first chunk checked against the oracle (16)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, limits::kMaxTokens));
   cmd->add_option("--warmup", args->warmup, "untimed units per arm before timing (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxWarmupUnits));
   cmd->add_flag("--json", args->json, "print the results as JSON on stdout instead of the table");
   cmd->add_option("--out", args->out, "also write the JSON results to this file");
   cmd->add_flag("--per-layer", args->per_layer, "add a row per layer to the table");

@@ -19,6 +19,7 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "cpu/moe_cpu.hpp"
 #include "demo_cuda.hpp"
 #include "reference/oracle.hpp"
@@ -134,8 +135,7 @@ std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInpu
 }
 
 int run(const DemoArgs& args, bool tokens_given) {
-  require(!tokens_given || args.tokens >= 1, Status::kInvalidArgument,
-          fmt::format("--tokens: {} (must be >= 1)", args.tokens));
+  if (tokens_given) limits::require_in_range("--tokens", args.tokens, 1, limits::kMaxTokens);
   std::string backend_name = args.backend;
   if (backend_name == "auto") backend_name = cuda_device_count() > 0 ? "cuda" : "cpu";
   const bool on_cuda = backend_name == "cuda";
@@ -147,6 +147,9 @@ int run(const DemoArgs& args, bool tokens_given) {
   const int k = 8;
   const int64_t T = tokens_given ? args.tokens : on_cuda ? kCudaDefaultTokens : kCpuDefaultTokens;
   const int64_t d = spec.d, f = spec.f;
+  // Before the banner and the seconds of weight generation: a T the inputs cannot hold.
+  limits::checked_product("--tokens x k (routed pairs)", T, k, limits::kMaxPairs);
+  limits::checked_product("--tokens x d (activations)", T, d, limits::kMaxActivationValues);
   std::fprintf(stderr, "strata-moe demo: d=%lld f=%lld E=%lld k=%d T=%lld seed=%llu, backend %s\n",
                static_cast<long long>(d), static_cast<long long>(f),
                static_cast<long long>(spec.n_expert), k, static_cast<long long>(T),
@@ -182,21 +185,16 @@ int run(const DemoArgs& args, bool tokens_given) {
   // ---- the arms, timed, profile by profile ------------------------------------------------------
   std::vector<ArmRun> runs;
   std::string device = "cpu";
-  bool cpu_stand_in = false;  // a profile without a device arm ran on the CPU, oracle tokens only
   for (Numerics numerics : profiles) {
-    if (on_cuda && numerics == Numerics::kQ8) {
-      demo::DeviceRuns gpu = step("CUDA arms (upload, warm-up, timed runs)", [&] {
-        return demo::run_cuda_arms(layer.weights, in, kCudaTimedRuns);
+    if (on_cuda) {
+      const std::string label = fmt::format("CUDA arms, {} (upload, warm-up, timed runs)",
+                                            numerics_name(numerics));
+      demo::DeviceRuns gpu = step(label.c_str(), [&] {
+        return demo::run_cuda_arms(layer.weights, in, kCudaTimedRuns, numerics);
       });
       device = gpu.device;
       for (demo::DeviceArmRun& a : gpu.arms)
         runs.push_back({a.name, numerics, "cuda", a.median_ms, T, std::move(a.y)});
-    } else if (on_cuda) {
-      cpu_stand_in = true;
-      for (ArmRun& run : run_cpu_arms(layer.weights, in_sub, args.threads, numerics)) {
-        run.backend = "cpu*";
-        runs.push_back(std::move(run));
-      }
     } else {
       for (ArmRun& run : run_cpu_arms(layer.weights, in, args.threads, numerics))
         runs.push_back(std::move(run));
@@ -275,11 +273,6 @@ int run(const DemoArgs& args, bool tokens_given) {
   if (on_cuda)
     std::printf("device: %s; time: CUDA events, median of %d runs after a warm-up\n",
                 device.c_str(), kCudaTimedRuns);
-  if (cpu_stand_in)
-    std::printf(
-        "cpu*: this build has no CUDA arm for the profile; its CPU arms ran on the %lld oracle "
-        "tokens only (time and rate for those tokens)\n",
-        static_cast<long long>(n_sub));
   return all_pass ? 0 : 1;
 }
 
@@ -292,11 +285,12 @@ Runner add_demo_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   CLI::Option* tokens =
-      cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)");
+      cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)")
+          ->check(integer_in(1, limits::kMaxTokens));
   cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations");
-  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--numerics", args->numerics, "profiles to run, side by side (default q8 q10)")
+  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
+      ->check(integer_in(0, limits::kMaxThreads));
+  cmd->add_option("--numerics", args->numerics, "profiles to run, side by side (default q8,q10)")
       ->delimiter(',')
       ->check(CLI::IsMember({"q8", "q10"}));
   return [args, tokens] { return run(*args, tokens->count() > 0); };

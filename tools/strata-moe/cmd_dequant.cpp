@@ -1,9 +1,7 @@
 // `strata-moe dequant`: raw blocks of one format to f32, or one GGUF tensor to a .npy file.
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "common/error.hpp"
 #include "formats/registry.hpp"
 #include "gguf/gguf.hpp"
+#include "io/files.hpp"
 #include "io/npy.hpp"
 
 namespace strata::cli {
@@ -37,60 +36,34 @@ std::string known_formats() {
   return names;
 }
 
-std::vector<uint8_t> read_all(const std::string& path, std::string_view option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(Status::kIo, fmt::format("{} '{}': cannot open: {}", option, path, std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0 || !in) fail(Status::kIo, fmt::format("{} '{}': cannot read", option, path));
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), size);
-  if (!in) fail(Status::kIo, fmt::format("{} '{}': cannot read", option, path));
-  return bytes;
-}
-
-class Output {
- public:
-  explicit Output(const std::string& path)
-      : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
-    if (!out_)
-      fail(Status::kIo, fmt::format("--out '{}': cannot create: {}", path, std::strerror(errno)));
-  }
-  void write(const void* data, size_t bytes) {
-    out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-    if (!out_) fail(Status::kIo, fmt::format("--out '{}': write failed", path_));
-  }
-  void close() {
-    out_.close();
-    if (!out_) fail(Status::kIo, fmt::format("--out '{}': write failed", path_));
-  }
-
- private:
-  std::string path_;
-  std::ofstream out_;
-};
-
 int dequant_blocks(const DequantOptions& o) {
   const FormatInfo* format = find_block_format(std::string_view(o.type));
   if (format == nullptr)
     fail(Status::kInvalidArgument,
          fmt::format("--type '{}': not a block format strata-moe decodes (known: {})", o.type,
                      known_formats()));
-  const std::vector<uint8_t> raw = read_all(o.blocks, "--blocks");
-  const auto block_bytes = static_cast<size_t>(format->block_bytes);
-  if (raw.empty() || raw.size() % block_bytes != 0)
+  io::OutputSet outputs({{"--blocks", o.blocks}});
+  io::Output& out = outputs.add("--out", o.out);
+  const io::InputFile raw = io::InputFile::open(o.blocks, "--blocks");
+  const auto block_bytes = static_cast<uint64_t>(format->block_bytes);
+  // The size is checked before a byte is read: the blocks are streamed, never held whole.
+  if (raw.size_bytes() == 0 || raw.size_bytes() % block_bytes != 0)
     fail(Status::kInvalidArgument,
          fmt::format("--blocks '{}': {} bytes is not a whole, non-zero number of {}-byte {} blocks",
-                     o.blocks, raw.size(), block_bytes, format->name));
-  Output out(o.out);
-  std::vector<float> values(static_cast<size_t>(format->block_values));
-  for (size_t offset = 0; offset < raw.size(); offset += block_bytes) {
-    format->decode(raw.data() + offset, values.data());
-    out.write(values.data(), values.size() * sizeof(float));
+                     o.blocks, raw.size_bytes(), block_bytes, format->name));
+  const uint64_t n_blocks = raw.size_bytes() / block_bytes;
+  const uint64_t blocks_per_chunk =
+      std::min<uint64_t>(n_blocks, std::max<uint64_t>(1, kChunkValues / format->block_values));
+  std::vector<uint8_t> chunk(static_cast<size_t>(blocks_per_chunk * block_bytes));
+  std::vector<float> values(static_cast<size_t>(blocks_per_chunk * format->block_values));
+  for (uint64_t first = 0; first < n_blocks; first += blocks_per_chunk) {
+    const uint64_t count = std::min(blocks_per_chunk, n_blocks - first);
+    raw.read_at(first * block_bytes, chunk.data(), static_cast<size_t>(count * block_bytes));
+    for (uint64_t b = 0; b < count; ++b)
+      format->decode(chunk.data() + b * block_bytes, values.data() + b * format->block_values);
+    out.write(values.data(), static_cast<size_t>(count * format->block_values) * sizeof(float));
   }
-  out.close();
+  outputs.commit();
   return 0;
 }
 
@@ -118,7 +91,10 @@ void decode_blocks(const FormatInfo* format, const uint8_t* data, size_t first, 
 }
 
 int dequant_tensor(const DequantOptions& o) {
-  const gguf::File file = gguf::File::open(o.gguf);
+  // Before the input is mapped: an output over it would truncate the mapping under the reader.
+  io::OutputSet outputs({{"--gguf", o.gguf}});
+  io::Output& out = outputs.add("--out", o.out);
+  const gguf::File file = gguf::File::open(o.gguf, "--gguf");
   const gguf::TensorInfo* t = file.find_tensor(o.tensor);
   if (t == nullptr)
     fail(Status::kInvalidArgument, fmt::format("--tensor '{}': no such tensor in '{}' ({} tensors)",
@@ -148,7 +124,6 @@ int dequant_tensor(const DequantOptions& o) {
   for (int64_t n : t->ne) elems *= static_cast<size_t>(n);
   const std::vector<int64_t> shape(t->ne.rbegin(), t->ne.rend());  // numpy's C order: slowest first
 
-  Output out(o.out);
   const std::string head = npy::header(npy::DType::F32, shape);
   out.write(head.data(), head.size());
   std::vector<float> buffer(std::min(elems, step));
@@ -157,7 +132,7 @@ int dequant_tensor(const DequantOptions& o) {
     decoder(format, t->data, first, count, buffer.data());
     out.write(buffer.data(), count * sizeof(float));
   }
-  out.close();
+  outputs.commit();
   return 0;
 }
 

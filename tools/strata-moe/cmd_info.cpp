@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "gguf/gguf.hpp"
 
 namespace strata::cli {
@@ -51,13 +52,16 @@ void print_json(const gguf::File& file, const std::vector<gguf::MoeLayerInfo>& l
                                  {"down", format_name(l.weights.down.type)},
                                  {"bytes", l.bytes}});
   }
-  std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  // Names from the file need not be UTF-8: invalid bytes become U+FFFD instead of an exception.
+  std::fputs((out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(),
+             stdout);
 }
 
 void print_text(const gguf::File& file, const std::vector<gguf::MoeLayerInfo>& layers) {
   const std::string arch = file.architecture();
-  fmt::print("file          {}\n", file.path());
-  fmt::print("architecture  {}\n", arch.empty() ? "(none)" : arch);
+  // Control characters in the path or the architecture name must not reach the terminal.
+  fmt::print("file          {}\n", printable(file.path()));
+  fmt::print("architecture  {}\n", arch.empty() ? "(none)" : printable(arch));
   fmt::print("version       {}\n", file.version());
   fmt::print("alignment     {}\n", file.alignment());
   fmt::print("tensors       {}\n", file.tensors().size());

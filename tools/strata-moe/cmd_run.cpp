@@ -8,8 +8,12 @@
 #include "api/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
+#include "common/limits.hpp"
 #include "gguf/gguf.hpp"
+#include "io/files.hpp"
 #include "io/npy.hpp"
+#include "pipeline/finite.hpp"
 #include "pipeline/routing.hpp"
 
 namespace strata::cli {
@@ -40,7 +44,18 @@ void check_array(const npy::Array& a, const char* what, npy::DType dtype, int64_
 }
 
 int run(const RunArgs& args) {
-  const gguf::File file = gguf::File::open(args.gguf);
+  // Outputs are checked (and their temporary files made) before any input is read, and renamed
+  // into place together once the whole run has succeeded.
+  io::OutputSet outputs({{"--gguf", args.gguf},
+                         {"--x", args.x},
+                         {"--ids", args.ids},
+                         {"--weights", args.weights}});
+  io::Output& out = outputs.add("--out", args.out);
+  io::Output* ids_out = args.ids_out.empty() ? nullptr : &outputs.add("--ids-out", args.ids_out);
+  io::Output* weights_out =
+      args.weights_out.empty() ? nullptr : &outputs.add("--weights-out", args.weights_out);
+
+  const gguf::File file = gguf::File::open(args.gguf, "--gguf");
   const std::vector<gguf::MoeLayerInfo> layers = gguf::discover_moe_layers(file);
   const gguf::MoeLayerInfo* layer = nullptr;
   for (const auto& l : layers)
@@ -53,6 +68,12 @@ int run(const RunArgs& args) {
                      args.gguf, fmt::join(found, ", ")));
   }
   const MoeLayerWeights& w = layer->weights;
+  try {
+    require_finite_scales(w, args.threads);
+  } catch (const Error& e) {
+    // The weights come from the file: a non-finite scale is damage in it.
+    fail(Status::kBadFile, fmt::format("{}: {}", args.gguf, e.what()));
+  }
 
   const npy::Array x = npy::read(args.x, "--x");
   check_array(x, "--x", npy::DType::F32, -1, w.d);
@@ -90,6 +111,9 @@ int run(const RunArgs& args) {
             router.ne[1] == w.n_expert,
         Status::kUnsupported,
         fmt::format("tensor '{}': the router must be F32 [{}, {}]", router.name, w.d, w.n_expert));
+    require_finite_matrix(fmt::format("{}: router tensor '{}'", args.gguf, router.name),
+                          reinterpret_cast<const float*>(router.data), w.n_expert, w.d,
+                          Status::kBadFile);
     k = static_cast<int>(layer->n_expert_used);
     require(k >= 1 && k <= w.n_expert && k <= 64, Status::kInvalidArgument,
             fmt::format("--gguf: expert_used_count {} is not usable; pass --ids and --weights",
@@ -111,14 +135,15 @@ int run(const RunArgs& args) {
   backend->run(LayerInputs{x.f32(), ids.data(), weights.data(), n_tokens, k}, arm, options,
                y.data());
 
-  npy::write(args.out, npy::DType::F32, {n_tokens, w.d}, y.data());
-  if (!args.ids_out.empty()) npy::write(args.ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
-  if (!args.weights_out.empty())
-    npy::write(args.weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
+  npy::write(out, npy::DType::F32, {n_tokens, w.d}, y.data());
+  if (ids_out != nullptr) npy::write(*ids_out, npy::DType::I32, {n_tokens, k}, ids.data());
+  if (weights_out != nullptr)
+    npy::write(*weights_out, npy::DType::F32, {n_tokens, k}, weights.data());
+  outputs.commit();
   std::fprintf(stderr, "layer %d: %lld tokens, k=%d, %s arm, %s numerics on %s -> %s\n",
                args.layer, static_cast<long long>(n_tokens), k,
                arm == Arm::kFused ? "fused" : "production", numerics_name(options.numerics),
-               backend->name(), args.out.c_str());
+               backend->name(), printable(args.out).c_str());
   return 0;
 }
 
@@ -139,8 +164,8 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arm", args->arm, "production or fused (overrides STRATA_PF_FUSED)")
       ->check(CLI::IsMember({"production", "fused"}));
-  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
+      ->check(integer_in(0, limits::kMaxThreads));
   cmd->add_option("--numerics", args->numerics, "q8 or q10 (overrides STRATA_NUMERICS; default q8)")
       ->check(CLI::IsMember({"q8", "q10"}));
   return [args] { return run(*args); };

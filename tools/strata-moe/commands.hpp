@@ -2,11 +2,16 @@
 // it. Errors are thrown as strata::Error; main() turns them into one line and an exit status.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 
 namespace strata::cli {
 
 using Runner = std::function<int()>;  // returns the process exit status
+
+// An integer option in [lo, hi]: text that is not an integer, or one outside the range (also
+// one too large for 64 bits), is refused with the text as given and the bounds.
+CLI::Validator integer_in(int64_t lo, int64_t hi);
 
 Runner add_info_command(CLI::App& app);
 Runner add_dequant_command(CLI::App& app);

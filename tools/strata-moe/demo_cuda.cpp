@@ -88,7 +88,7 @@ class EnvGuard {
 }  // namespace
 
 DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in,
-                         int timed_runs) {
+                         int timed_runs, Numerics numerics) {
   benchrun::require_cuda_device();
   require(timed_runs >= 1, Status::kInvalidArgument, "timed_runs: must be >= 1");
   validate_layer(host_weights);
@@ -126,19 +126,22 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
   Timer timer;
   cuda::Workspace workspace;
   const EnvGuard wmma_guard("STRATA_PF_FUSED_WMMA"), hopper_guard("STRATA_PF_FUSED_HOPPER");
+  const bool q10 = numerics == Numerics::kQ10;
   for (const ArmChoice& choice : choices) {
-    if (std::string_view(choice.name) == "fused-sm80" && !cuda::fused_hopper::hopper_available()) continue;
+    // q10 has one CUDA arm in this version: the fused kernels on mma.sync f16 (sm_80 and later).
+    if (q10 && std::string_view(choice.name) != "fused-sm80") continue;
+    if (!q10 && std::string_view(choice.name) == "fused-sm80" && !cuda::fused_hopper::hopper_available()) continue;
     wmma_guard.set(choice.wmma_env);
     hopper_guard.set(choice.hopper_env);
     // NaN bits first, so an arm that leaves rows unwritten cannot pass as equal to the previous one.
     STRATA_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xFF, T * d * sizeof(float), timer.stream));
     // Warm-up: grows the workspace (cudaMalloc) and loads the kernels outside the timed runs.
-    cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get());
+    cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get(), nullptr, numerics);
     STRATA_CUDA_CHECK(cudaStreamSynchronize(timer.stream));
     std::vector<float> ms(static_cast<size_t>(timed_runs));
     for (float& t : ms) {
       STRATA_CUDA_CHECK(cudaEventRecord(timer.start, timer.stream));
-      cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get());
+      cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get(), nullptr, numerics);
       STRATA_CUDA_CHECK(cudaEventRecord(timer.stop, timer.stream));
       STRATA_CUDA_CHECK(cudaEventSynchronize(timer.stop));
       STRATA_CUDA_CHECK(cudaEventElapsedTime(&t, timer.start, timer.stop));
@@ -147,7 +150,7 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
     const size_t mid = ms.size() / 2;
     DeviceArmRun& run = out.arms.emplace_back();
     // On sm_90a the plain fused request runs the fused-hopper arm: the table says which one ran.
-    const bool hopper = std::string_view(choice.name) == "fused" && cuda::fused_hopper::use_hopper(choice.arm, layer);
+    const bool hopper = !q10 && std::string_view(choice.name) == "fused" && cuda::fused_hopper::use_hopper(choice.arm, layer);
     run.name = hopper ? "fused-hopper" : choice.name;
     run.median_ms = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (double{ms[mid - 1]} + double{ms[mid]});
     run.y.resize(T * d);
@@ -160,7 +163,7 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
 
 #else
 
-DeviceRuns run_cuda_arms(const MoeLayerWeights&, const LayerInputs&, int) {
+DeviceRuns run_cuda_arms(const MoeLayerWeights&, const LayerInputs&, int, Numerics) {
   benchrun::require_cuda_device();
   return {};
 }

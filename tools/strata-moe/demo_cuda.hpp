@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pipeline/layer.hpp"
+#include "pipeline/numerics.hpp"
 #include "reference/oracle.hpp"
 
 namespace strata::cli::demo {
@@ -25,6 +26,8 @@ struct DeviceRuns {
 // runs) and fused-wmma (STRATA_PF_FUSED_WMMA=1; the caller's values are restored afterwards): one warm-up
 // run each, then `timed_runs` timed runs. Throws kUnsupported in a build without CUDA or on a
 // machine without a visible device.
-DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs);
+// With Numerics::kQ10: the q10 arm alone (the fused kernels on mma.sync f16), named fused-sm80.
+DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs,
+                         Numerics numerics = Numerics::kQ8);
 
 }  // namespace strata::cli::demo

@@ -2,16 +2,45 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace {
 
 // 2 for what the caller got wrong, 1 for everything else that failed.
 int exit_status_for(strata::Status status) {
   return status == strata::Status::kInvalidArgument ? 2 : 1;
+}
+
+// Every failure is this one line on stderr, whatever it came from.
+void print_error(std::string_view message) {
+  std::string line = strata::printable(message);
+  std::fprintf(stderr, "strata-moe: error: %s\n", line.c_str());
+}
+
+// CLI11's messages say "A subcommand is required" for a misspelt one; name it instead.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, int argc,
+                                char** argv) {
+  bool any_parsed = false;
+  for (const CLI::App* sub : app.get_subcommands({})) any_parsed = any_parsed || sub->parsed();
+  if (!any_parsed && argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    return std::string("unknown subcommand '") + argv[1] + "' (known: " + known + ")";
+  }
+  std::string message = e.what();
+  // CLI11 appends a second line on some errors; the first one carries the reason.
+  if (const size_t newline = message.find('\n'); newline != std::string::npos)
+    message.resize(newline);
+  if (!any_parsed && argc <= 1) message += " (known: info, dequant, run, demo, bench)";
+  return message;
 }
 
 }  // namespace
@@ -34,16 +63,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    print_error(parse_error_message(app, e, argc, argv));
+    return 2;
   }
   try {
     for (auto& [sub, runner] : commands)
       if (sub->parsed()) return runner();
   } catch (const strata::Error& e) {
-    std::fprintf(stderr, "strata-moe: error: %s\n", e.what());
+    print_error(e.what());
     return exit_status_for(e.status());
+  } catch (const std::bad_alloc&) {
+    // Sizes from options and files are checked before they allocate; this is the fallback.
+    print_error("out of memory (an allocation failed)");
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "strata-moe: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   }
   return 0;

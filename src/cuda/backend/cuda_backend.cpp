@@ -51,14 +51,6 @@ void require_device_pointer(const void* p, const char* what) {
           Status::kInvalidArgument, std::string(what) + ": not a CUDA device pointer (the CUDA backend reads device memory)");
 }
 
-// NOTE: a q10 call is refused, never run as q8: the two profiles give different bits.
-void require_cuda_profile(Numerics numerics) {
-  require(numerics == Numerics::kQ8, Status::kUnsupported,
-          fmt::format("numerics: the {} profile has no CUDA arm in this build; run it on the CPU "
-                      "backend or choose q8",
-                      numerics_name(numerics)));
-}
-
 class CudaBackend final : public LayerBackend {
  public:
   explicit CudaBackend(const MoeLayerWeights& weights) : weights_(weights) {
@@ -72,7 +64,6 @@ class CudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    require_cuda_profile(options.numerics);
     if (in.n_tokens > 0) {
       require_device_pointer(in.x, "x");
       require_device_pointer(in.ids, "ids");
@@ -81,19 +72,31 @@ class CudaBackend final : public LayerBackend {
     }
     const cuda::DeviceInputs device_in{in.x, in.ids, in.weights, in.n_tokens, in.k};
     const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
-    if (options.scratch != nullptr) {
-      // The caller's workspace: nothing shared with other runs, nothing allocated.
+    // NOTE: the caller's workspace carries the q8 pipeline; a q10 run still uses the layer's own
+    // buffers (Q10Workspace), so it may allocate and synchronise when they grow.
+    if (options.scratch != nullptr && options.numerics == Numerics::kQ8) {
+      // The caller's workspace: nothing shared with other runs, nothing allocated, no event.
       cuda::Workspace external;
       if (in.n_tokens > 0 && in.k >= 1)
         external.use_external(options.scratch, options.scratch_bytes, in.n_tokens, in.k, weights_.d, weights_.f,
                               weights_.n_expert);
-      cuda::run_layer(weights_, device_in, arm, external, stream, y);
+      cuda::run_layer(weights_, device_in, arm, external, stream, y, nullptr, options.numerics);
       return;
     }
-    // NOTE: one workspace per layer object; concurrent runs of one layer take turns enqueueing
-    // and must use one stream (the workspace is reused by the next run on the stream).
+    // NOTE: one workspace per layer object. Concurrent runs of one layer take turns enqueueing
+    // (the mutex), and each run's stream first waits for the previous run's end (the event), so
+    // runs on different streams use the workspace one after the other instead of racing on it.
     std::lock_guard<std::mutex> lock(mutex_);
-    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y);
+    if (last_run_done_ == nullptr)
+      STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
+    else
+      STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, last_run_done_, 0));
+    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y, nullptr, options.numerics);
+    STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
+  }
+
+  ~CudaBackend() override {
+    if (last_run_done_ != nullptr) cudaEventDestroy(last_run_done_);
   }
 
   size_t scratch_bytes(int64_t n_tokens, int k) const override {
@@ -114,6 +117,7 @@ class CudaBackend final : public LayerBackend {
   MoeLayerWeights weights_;
   cuda::Workspace workspace_;
   std::mutex mutex_;
+  cudaEvent_t last_run_done_ = nullptr;  // recorded on the stream of the latest run
   cuda::DeviceBuffer<uint8_t> staging_;  // 16-bit arrays' f32 copies when the caller gives no workspace
 };
 
@@ -130,7 +134,6 @@ class HostCudaBackend final : public LayerBackend {
   const char* name() const override { return "cuda"; }
 
   void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    require_cuda_profile(options.numerics);
     require(in.n_tokens >= 0 && in.k >= 1, Status::kInvalidArgument, "n_tokens, k: out of range");
     if (in.n_tokens == 0) return;
     validate_routing(in.ids, in.weights, in.n_tokens, in.k, weights_.n_expert, "ids", "weights");
@@ -145,7 +148,7 @@ class HostCudaBackend final : public LayerBackend {
     STRATA_CUDA_CHECK(cudaMemcpyAsync(ids_.get(), in.ids, T * k * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
     STRATA_CUDA_CHECK(cudaMemcpyAsync(w_.get(), in.weights, T * k * sizeof(float), cudaMemcpyHostToDevice, stream));
     cuda::run_layer(weights_, cuda::DeviceInputs{x_.get(), ids_.get(), w_.get(), in.n_tokens, in.k}, arm, workspace_,
-                    stream, y_.get());
+                    stream, y_.get(), nullptr, options.numerics);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(y, y_.get(), T * d * sizeof(float), cudaMemcpyDeviceToHost, stream));
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
   }

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/fused/fused_arm.hpp"
+#include "cuda/fused_q10/q10_arm.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_wmma/wmma_arm.hpp"
 #include "cuda/pipeline/combine.hpp"
@@ -43,10 +44,14 @@ production::GemmOperand operand_of(const ExpertTensor& t, float* out) {
 
 }  // namespace
 
+Workspace::Workspace() = default;
+
 Workspace::~Workspace() {
   if (events_ready_)
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
 }
+
+const fused_q10::Q10WorkspaceView* Workspace::last_q10() const { return q10_ ? &q10_->last() : nullptr; }
 
 void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert) {
   const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
@@ -100,7 +105,27 @@ bool production_supports(const MoeLayerWeights& layer) {
 }
 
 void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
-               float* y, PhaseTimes* times) {
+               float* y, PhaseTimes* times, Numerics numerics) {
+  if (numerics == Numerics::kQ10) {
+    if (!ws.q10_) ws.q10_ = std::make_unique<fused_q10::Q10Workspace>();
+    ws.q10_->keep_h = ws.keep_h;
+    if (times != nullptr && !ws.events_ready_) {
+      for (cudaEvent_t& e : ws.events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
+      ws.events_ready_ = true;
+    }
+    // The q10 kernels expose no phase boundaries here: only the layer's total time.
+    if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[0], stream));
+    fused_q10::run_layer_q10(layer, in, *ws.q10_, stream, y);
+    if (times != nullptr) {
+      STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[6], stream));
+      STRATA_CUDA_CHECK(cudaEventSynchronize(ws.events_[6]));
+      float total = 0;
+      STRATA_CUDA_CHECK(cudaEventElapsedTime(&total, ws.events_[0], ws.events_[6]));
+      *times = PhaseTimes{};
+      times->total_us = 1e3f * total;
+    }
+    return;
+  }
   validate_layer(layer);
   require_carried(layer.gate);
   require_carried(layer.up);

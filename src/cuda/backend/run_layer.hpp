@@ -13,13 +13,20 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "cpu/moe_cpu.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/pipeline/grouping.hpp"
 #include "pipeline/layer.hpp"
+#include "pipeline/numerics.hpp"
 
 namespace strata::cuda {
+
+namespace fused_q10 {
+class Q10Workspace;
+struct Q10WorkspaceView;
+}  // namespace fused_q10
 
 struct DeviceInputs {
   const float* x = nullptr;        // [T, d] f32 on the device, 16-byte aligned
@@ -50,13 +57,15 @@ struct WorkspaceView {
 
 class Workspace {
  public:
-  Workspace() = default;
+  Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
   ~Workspace();
 
   bool keep_h = false;  // also store h before requantisation (tests)
   const WorkspaceView& last() const { return view_; }
+  // The intermediates of the last q10 run (null before one).
+  const fused_q10::Q10WorkspaceView* last_q10() const;
 
   // Bytes of a caller's workspace for runs of up to n_tokens x k (keep_h off).
   static size_t external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert);
@@ -66,7 +75,7 @@ class Workspace {
 
  private:
   friend void run_layer(const MoeLayerWeights&, const DeviceInputs&, Arm, Workspace&, cudaStream_t, float*,
-                        PhaseTimes*);
+                        PhaseTimes*, Numerics);
   void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
   void carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
 
@@ -78,14 +87,18 @@ class Workspace {
   std::array<cudaEvent_t, 7> events_{};
   bool events_ready_ = false;
   WorkspaceView view_;
+  std::unique_ptr<fused_q10::Q10Workspace> q10_;  // the q10 arm's buffers, made on its first run
 };
 
 // y: [T, d] f32 on the device. Throws strata::Error: kInvalidArgument naming the argument,
 // kUnsupported naming the tensor and its type when the arm does not carry a format, kCuda.
 // Arm::kFused runs the fused gate/up kernel (src/cuda/fused) where fused::use_fused() allows it,
 // else the production arm (said once on stderr). With keep_h, the fused arm also fills gate/up/h.
+// Numerics::kQ10 runs the q10 profile on its fused kernels (fused_q10::run_layer_q10, whatever
+// `arm`; `times` is not filled) and throws kUnsupported for a layer they do not carry: CUDA has
+// no q10 production arm to fall back on.
 void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& workspace,
-               cudaStream_t stream, float* y, PhaseTimes* times = nullptr);
+               cudaStream_t stream, float* y, PhaseTimes* times = nullptr, Numerics numerics = Numerics::kQ8);
 
 // True when the production arm carries all three of the layer's formats.
 bool production_supports(const MoeLayerWeights& layer);

@@ -1,0 +1,159 @@
+#include "cuda/fused_q10/q10_arm.hpp"
+
+#include <string>
+
+#include "common/env.hpp"
+#include "common/error.hpp"
+#include "cuda/fused_q10/q10_formats.hpp"
+#include "cuda/fused_q10/q10_products.hpp"
+#include "cuda/fused_q10/tile_config.hpp"
+#include "cuda/pipeline/combine.hpp"
+#include "cuda/pipeline/quantize_rows_q10.hpp"
+#include "formats/registry.hpp"
+#include "pipeline/arith_q10.hpp"
+
+namespace strata::cuda::fused_q10 {
+namespace {
+
+bool gate_up_carried(GgmlType type) {
+  return visit_format<Q10GateUpFormats>(type, [](auto) {});
+}
+
+bool down_carried(GgmlType type) {
+  return visit_format<Q10DownFormats>(type, [](auto) {});
+}
+
+// STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
+Q10TileKind tile_for_run(double mean_pairs) {
+  if (env_equals("STRATA_PF_FUSED_TILE", "small")) return Q10TileKind::kSmall;
+  if (env_equals("STRATA_PF_FUSED_TILE", "large")) return Q10TileKind::kLarge;
+  return q10_tile_for(mean_pairs);
+}
+
+}  // namespace
+
+int q10_tile_pairs(Q10TileKind kind) {
+  return kind == Q10TileKind::kSmall ? Q10Small::kPairs : Q10Large::kPairs;
+}
+
+Q10TileKind q10_tile_for(double mean_pairs) {
+  return mean_pairs < kQ10SmallTileMeanPairs ? Q10TileKind::kSmall : Q10TileKind::kLarge;
+}
+
+bool q10_fused_supports(const MoeLayerWeights& layer) {
+  return layer.gate.type == layer.up.type && gate_up_carried(layer.gate.type) &&
+         down_carried(layer.down.type) && layer.d % 64 == 0 && layer.f % 64 == 0;
+}
+
+void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
+                           int64_t n_expert) {
+  const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
+  x_codes_.reserve(T * d);
+  x_scales_.reserve(T * q10_blocks_per_row(d));
+  x_sums_.reserve(T * d / kQ10SumValues);
+  h_codes_.reserve(P * f);
+  h_scales_.reserve(P * q10_blocks_per_row(f));
+  h_sums_.reserve(P * f / kQ10SumValues);
+  if (keep_h) {
+    gate_.reserve(P * f);
+    up_.reserve(P * f);
+    h_.reserve(P * f);
+  }
+  down_.reserve(P * d);
+  grouping_.reserve(n_pairs, n_expert);
+}
+
+void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
+                   cudaStream_t stream, float* y) {
+  validate_layer(layer);
+  require(q10_fused_supports(layer), Status::kUnsupported,
+          "the q10 fused arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
+              " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
+              std::string(ggml_type_name(layer.down.type)) +
+              " with d = " + std::to_string(layer.d) + ", f = " + std::to_string(layer.f) +
+              " (it carries iq3_s gate/up, q2_0 down, d and f multiples of 64)");
+  require(in.n_tokens >= 0, Status::kInvalidArgument, "n_tokens: negative");
+  require(in.k >= 1 && in.k <= layer.n_expert, Status::kInvalidArgument,
+          "k: " + std::to_string(in.k) + " (must be in [1, E = " + std::to_string(layer.n_expert) +
+              "])");
+  require(in.n_tokens * in.k < (int64_t{1} << 31), Status::kInvalidArgument,
+          "n_tokens * k: must fit in int32");
+  require(layer.d <= (int64_t{1} << 30) && layer.f <= (int64_t{1} << 30), Status::kInvalidArgument,
+          "layer: d and f must fit in int32");
+  if (in.n_tokens == 0) return;
+  require(in.x != nullptr && in.ids != nullptr && in.weights != nullptr && y != nullptr,
+          Status::kInvalidArgument, "x, ids, weights, y: null device pointer");
+  require(reinterpret_cast<uintptr_t>(in.x) % 16 == 0, Status::kInvalidArgument,
+          "x: not 16-byte aligned");
+
+  const int64_t T = in.n_tokens, d = layer.d, f = layer.f, E = layer.n_expert;
+  const int64_t P = T * in.k;
+  ws.reserve(T, P, d, f, E);
+  const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
+
+  // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
+  launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
+                           stream);
+  // ---- group the pairs by expert; tile offsets of the chosen tile (both kernels use it) -----
+  const DeviceGroupingTables g =
+      launch_group_by_expert(in.ids, T, in.k, E, q10_tile_pairs(tile), ws.grouping_, stream);
+
+  Q10ProductArgs base;
+  base.pair_token = g.pair_token;
+  base.expert_offsets = g.expert_offsets;
+  base.tile_offsets = g.tile_offsets;
+  base.n_expert = static_cast<int>(E);
+  // ---- gate/up + SwiGLU + h requantised per 64 features ---------------------------------------
+  Q10ProductArgs gu = base;
+  gu.weights[0] = layer.gate.data;
+  gu.weights[1] = layer.up.data;
+  gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
+  gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
+  gu.row_bytes = layer.gate.row_bytes;
+  gu.in_features = static_cast<int>(d);
+  gu.out_rows = static_cast<int>(f);
+  gu.act_codes = ws.x_codes_.get();
+  gu.act_scales = ws.x_scales_.get();
+  gu.h_codes = ws.h_codes_.get();
+  gu.h_scales = ws.h_scales_.get();
+  gu.h_sums = ws.h_sums_.get();
+  gu.h_out = ws.keep_h ? ws.h_.get() : nullptr;
+  gu.gate_out = ws.keep_h ? ws.gate_.get() : nullptr;
+  gu.up_out = ws.keep_h ? ws.up_.get() : nullptr;
+  bool found = visit_format<Q10GateUpFormats>(layer.gate.type, [&](auto tag) {
+    launch_q10_gate_up<typename decltype(tag)::Format>(gu, tile, stream);
+  });
+  require(found, Status::kInternal, "q10 gate/up: format lost between validation and launch");
+  // ---- down: h rows are already in sorted-pair order ------------------------------------------
+  Q10ProductArgs dn = base;
+  dn.pair_token = nullptr;
+  dn.weights[0] = layer.down.data;
+  dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
+  dn.row_bytes = layer.down.row_bytes;
+  dn.in_features = static_cast<int>(f);
+  dn.out_rows = static_cast<int>(d);
+  dn.act_codes = ws.h_codes_.get();
+  dn.act_scales = ws.h_scales_.get();
+  dn.down_out = ws.down_.get();
+  found = visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
+    launch_q10_down<typename decltype(tag)::Format>(dn, tile, stream);
+  });
+  require(found, Status::kInternal, "q10 down: format lost between validation and launch");
+  // ---- combine in slot order (the q8 combine: q10 changes no step of it) ----------------------
+  launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);
+
+  ws.view_ = Q10WorkspaceView{ws.x_codes_.get(),
+                              ws.x_scales_.get(),
+                              ws.x_sums_.get(),
+                              g,
+                              ws.h_codes_.get(),
+                              ws.h_scales_.get(),
+                              ws.h_sums_.get(),
+                              ws.keep_h ? ws.gate_.get() : nullptr,
+                              ws.keep_h ? ws.up_.get() : nullptr,
+                              ws.keep_h ? ws.h_.get() : nullptr,
+                              ws.down_.get(),
+                              P};
+}
+
+}  // namespace strata::cuda::fused_q10

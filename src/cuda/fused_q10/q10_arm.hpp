@@ -1,0 +1,66 @@
+// The q10 fused arm on the sm_80 kernels (mma.sync m16n8k16 f16), one layer on device pointers:
+//
+//   quantise x per 64 (f16 codes) -> group -> gate/up + SwiGLU + h requantised per 64
+//   -> down, one fp32 row per sorted pair -> combine in slot order
+//
+// Bitwise the q10 CPU arms' results (pipeline/arith_q10.hpp defines the bits). Carries IQ3_S
+// gate/up and Q2_0 down (q10_formats.hpp) with d % 64 == 0 and f % 64 == 0.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/backend/run_layer.hpp"
+#include "cuda/common/device_buffer.hpp"
+#include "cuda/pipeline/grouping.hpp"
+#include "pipeline/layer.hpp"
+
+namespace strata::cuda::fused_q10 {
+
+// Device intermediates of the last run, for tests and tools (valid until the next run).
+struct Q10WorkspaceView {
+  const __half* x_codes = nullptr;  // [T, d] f16 codes
+  const float* x_scales = nullptr;  // [T, d/64]
+  const int32_t* x_sums = nullptr;  // [T, d/16]
+  DeviceGroupingTables grouping;
+  const __half* h_codes = nullptr;  // [P, f] sorted-pair rows
+  const float* h_scales = nullptr;  // [P, f/64]
+  const int32_t* h_sums = nullptr;  // [P, f/16]
+  const float* gate = nullptr;      // [P, f] (only with keep_h)
+  const float* up = nullptr;        // [P, f] (only with keep_h)
+  const float* h = nullptr;         // [P, f] before requantisation (only with keep_h)
+  const float* down = nullptr;      // [P, d] sorted-pair rows
+  int64_t n_pairs = 0;
+};
+
+class Q10Workspace {
+ public:
+  Q10Workspace() = default;
+  Q10Workspace(const Q10Workspace&) = delete;
+  Q10Workspace& operator=(const Q10Workspace&) = delete;
+
+  bool keep_h = false;  // also store gate, up and h before requantisation (tests)
+  const Q10WorkspaceView& last() const { return view_; }
+
+ private:
+  friend void run_layer_q10(const MoeLayerWeights&, const DeviceInputs&, Q10Workspace&,
+                            cudaStream_t, float*);
+  void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
+
+  GroupingWorkspace grouping_;
+  DeviceBuffer<__half> x_codes_, h_codes_;
+  DeviceBuffer<float> x_scales_, h_scales_, gate_, up_, h_, down_;
+  DeviceBuffer<int32_t> x_sums_, h_sums_;
+  Q10WorkspaceView view_;
+};
+
+// Whether the q10 fused kernels carry the layer (formats and geometry).
+bool q10_fused_supports(const MoeLayerWeights& layer);
+
+// y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
+// false, kInvalidArgument naming the argument, kCuda.
+void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& workspace,
+                   cudaStream_t stream, float* y);
+
+}  // namespace strata::cuda::fused_q10

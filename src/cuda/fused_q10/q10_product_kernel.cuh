@@ -1,0 +1,383 @@
+// Device code of the q10 fused kernels (included by the per-format instantiation files): one
+// product kernel, two epilogues.
+//
+// A persistent grid walks the work items (pair tile of an expert's sorted pairs x block of weight
+// rows), from the tile offsets built on the device. Per item and per 64-value K stage (one
+// activation block):
+//   - the f16 activation codes and the block scale of the tile's pairs are gathered with cp.async,
+//     kActStages stages in flight (zero-filled past the expert's last pair);
+//   - the weights of stage s + 1 are decoded with the format's wide decode (WidePiece<F>, pieces of
+//     F::decode_wide: integer w, |w| <= W_f, one scale per (row, span)) into a double-buffered f16
+//     shared tile of 144-byte rows after the tensor cores multiply stage s;
+//   - each span of S values is S/16 chained mma.sync m16n8k16 f16 from a fresh accumulator
+//     (SpanMma<F>: exact integer span dots, the 2^24 guard at compile time), folded into fp32 by
+//     fold_span<F> strictly in span order.
+// Gate/up epilogue: in each m16 tile rows 0-7 are gate and rows 8-15 the up rows of the same 8
+// features, so a lane holds gate (c0/c1) and up (c2/c3) of one (feature, pair); h = swiglu(g, u)
+// is requantised per 64 features (two warps along M: their amax meet in shared memory) by the
+// operations of quantize_block_q10. Down epilogue: one fp32 row per sorted pair.
+// NOTE: no split-K, no reordering of spans: the bits are the q10 CPU arms'.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/common/check.hpp"
+#include "cuda/common/ptx.cuh"
+#include "cuda/fused_q10/q10_products.hpp"
+#include "cuda/fused_q10/tile_config.hpp"
+#include "cuda/fused_q10/wide_piece.hpp"
+#include "cuda/mma/span_mma.cuh"
+#include "cuda/pipeline/tile_lookup.hpp"
+#include "formats/format.hpp"
+#include "pipeline/arith.hpp"
+#include "pipeline/arith_q10.hpp"
+
+namespace strata::cuda::fused_q10 {
+
+enum class Epilogue { kSwigluRequant, kStoreRows };
+
+template <class F, class Tile>
+struct Q10Shared {
+  static constexpr int kSpansPerStage = Tile::kStageValues / F::kWideSpan;
+  alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
+  alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
+  float act_scale[Tile::kActStages][Tile::kPairs];                              // [slot][pair]
+  float weight_scale[2][Tile::kWeightRows][kSpansPerStage];                     // [buf][row][span]
+  float amax[Tile::kWarpsM][Tile::kPairs];                                      // requant exchange
+};
+
+template <class F, class Tile, Epilogue kEpilogue>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
+    q10_product_kernel(const Q10ProductArgs args) {
+  static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
+  static_assert(!F::kHasOffset,
+                "offset formats need the activation span sums in the fold (not carried yet)");
+  static_assert(Tile::kStageValues % F::kWideSpan == 0, "whole spans per stage");
+  static_assert(
+      F::kBlockValues % Tile::kStageValues == 0 || Tile::kStageValues % F::kBlockValues == 0,
+      "stages and blocks nest");
+  using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
+  using Shared = Q10Shared<F, Tile>;
+  using Piece = WidePiece<F>;  // the decode unit: <= 32 integers per thread and task
+  constexpr int S = F::kWideSpan;
+  constexpr int kSpansPerStage = Shared::kSpansPerStage;
+  constexpr bool kGateUp = kEpilogue == Epilogue::kSwigluRequant;
+  constexpr int kRowsPerItem = kGateUp ? Tile::kWeightRows / 2 : Tile::kWeightRows;  // output rows
+  constexpr int kDecodeTasks =
+      Tile::kWeightRows * kSpansPerStage * Piece::kPiecesPerSpan;  // per stage
+  constexpr int kChunksPerPair = Tile::kStageValues * 2 / 16;      // 16-byte copies
+  constexpr int kCopiesPerThread = (Tile::kActChunks + Tile::kThreads - 1) / Tile::kThreads;
+  extern __shared__ __align__(16) uint8_t shared_raw[];
+  Shared& sm = *reinterpret_cast<Shared*>(shared_raw);
+
+  const int K = args.in_features, out_rows = args.out_rows;
+  const int n_stages = K / Tile::kStageValues;
+  const int blocks_per_act_row = K / kQ10BlockValues;
+  const int row_blocks = (out_rows + kRowsPerItem - 1) / kRowsPerItem;
+  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * row_blocks;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int group = lane / 4, tig = lane % 4;
+  const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
+
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    // ---- which expert, pairs and weight rows -----------------------------------------------
+    const int32_t tile = static_cast<int32_t>(item / row_blocks);
+    const int row_begin = static_cast<int>(item % row_blocks) * kRowsPerItem;  // feature or d row
+    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
+    const int32_t pair_begin =
+        args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
+    const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
+    // gate (or down) and up rows of the expert; up is unused by down.
+    const uint8_t* gate_weights =
+        args.weights[0] + static_cast<size_t>(expert) * args.expert_stride_bytes[0];
+    const uint8_t* up_weights =
+        kGateUp ? args.weights[1] + static_cast<size_t>(expert) * args.expert_stride_bytes[1]
+                : gate_weights;
+
+    // Each thread copies fixed 16-byte chunks (and maybe one scale) of every stage.
+    int64_t copy_row[kCopiesPerThread];
+    bool copy_valid[kCopiesPerThread];
+#pragma unroll
+    for (int i = 0; i < kCopiesPerThread; ++i) {
+      const int chunk = tid + i * Tile::kThreads, pair = chunk / kChunksPerPair;
+      copy_valid[i] = chunk < Tile::kActChunks && pair < pair_count;
+      copy_row[i] = !copy_valid[i]               ? 0
+                    : args.pair_token != nullptr ? args.pair_token[pair_begin + pair]
+                                                 : static_cast<int64_t>(pair_begin) + pair;
+    }
+    const bool scale_thread = tid < Tile::kPairs;
+    const bool scale_valid = scale_thread && tid < pair_count;
+    const int64_t scale_row = !scale_valid                 ? 0
+                              : args.pair_token != nullptr ? args.pair_token[pair_begin + tid]
+                                                           : static_cast<int64_t>(pair_begin) + tid;
+
+    __syncthreads();  // the previous item's readers are done with every shared buffer
+
+    auto issue_acts = [&](int stage) {
+      if (stage < n_stages) {
+        const int slot = stage % Tile::kActStages;
+#pragma unroll
+        for (int i = 0; i < kCopiesPerThread; ++i) {
+          const int chunk = tid + i * Tile::kThreads;
+          if (chunk < Tile::kActChunks) {
+            const int pair = chunk / kChunksPerPair, part = chunk % kChunksPerPair;
+            cp_async_16(&sm.acts[slot][pair][8 * part],
+                        args.act_codes + copy_row[i] * K + stage * Tile::kStageValues + 8 * part,
+                        copy_valid[i]);
+          }
+        }
+        if (scale_thread)
+          cp_async_4(&sm.act_scale[slot][tid],
+                     args.act_scales + scale_row * blocks_per_act_row + stage, scale_valid);
+      }
+      cp_async_commit();  // an empty group past the end keeps the wait counts uniform
+    };
+
+    // Shared row r: gate/up, feature row_begin + 8*(r/16) + r%8 of gate (r%16 < 8) or up; down,
+    // row row_begin + r. Decode task = (r, span of the stage, piece of the span).
+    auto decode_stage = [&](int stage, int buf) {
+#pragma unroll
+      for (int task = tid; task < kDecodeTasks; task += Tile::kThreads) {
+        const int r = task / (kSpansPerStage * Piece::kPiecesPerSpan);
+        const int sp = task / Piece::kPiecesPerSpan % kSpansPerStage,
+                  piece = task % Piece::kPiecesPerSpan;
+        const int out_row = kGateUp ? row_begin + 8 * (r / 16) + r % 8 : row_begin + r;
+        const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
+        int16_t w[Piece::kValues];
+        WideScale scale{0.0f, 0.0f};
+        if (out_row < out_rows) {
+          const int k_value = stage * Tile::kStageValues + sp * S;
+          const uint8_t* block = tensor_base + static_cast<size_t>(out_row) * args.row_bytes +
+                                 static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
+          Piece::decode(block, (k_value % F::kBlockValues) / S, piece, w, scale);
+        } else {
+#pragma unroll
+          for (int i = 0; i < Piece::kValues; ++i) w[i] = 0;
+        }
+        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][sp * S + piece * Piece::kValues]);
+#pragma unroll
+        for (int q = 0; q < Piece::kValues / 8; ++q) {
+          uint32_t word[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j)  // int16 -> f16 is exact for |w| <= 2048
+            word[j] =
+                static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j]))) |
+                (static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j + 1])))
+                 << 16);
+          dst[q] = make_uint4(word[0], word[1], word[2], word[3]);
+        }
+        if (piece == 0) sm.weight_scale[buf][r][sp] = scale.scale;
+      }
+    };
+
+    // acc[mi][ni][c]: shared row 64*warp_m + 16*mi + group + 8*(c/2); pair
+    // warp_n*kWarpPairs + 8*ni + 2*tig + c%2 (gate/up: gate for c = 0, 1 and up for c = 2, 3).
+    float acc[Tile::kMmaM][Tile::kMmaN][4];
+#pragma unroll
+    for (int mi = 0; mi < Tile::kMmaM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.0f;
+
+          // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0
+          // ------
+#pragma unroll
+    for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
+    decode_stage(0, 0);
+
+    for (int stage = 0; stage < n_stages; ++stage) {
+      const int buf = stage & 1, slot = stage % Tile::kActStages;
+      cp_async_wait<Tile::kActStages - 2>();  // this thread's copies of `stage` have landed
+      __syncthreads();  // everyone's copies and the weights of `stage` visible; stage - 1 fully
+                        // read
+      issue_acts(stage + Tile::kActStages - 1);  // into the slot stage - 1 used
+
+      float act_scale[Tile::kMmaN][2];
+#pragma unroll
+      for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+        for (int c = 0; c < 2; ++c)
+          act_scale[ni][c] = sm.act_scale[slot][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c];
+
+          // ---- the stage's spans: exact span dots, folded in span order
+          // -----------------------------
+#pragma unroll
+      for (int sp = 0; sp < kSpansPerStage; ++sp) {
+        float dot[Tile::kMmaM][Tile::kMmaN][4];
+#pragma unroll
+        for (int step = 0; step < Span::kSteps; ++step) {
+          const int k = sp * S + 16 * step + 2 * tig;
+          uint32_t a[Tile::kMmaM][4];
+          uint32_t b[Tile::kMmaN][2];
+#pragma unroll
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+            const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
+            a[mi][0] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k]);
+            a[mi][1] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k]);
+            a[mi][2] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k + 8]);
+            a[mi][3] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k + 8]);
+          }
+#pragma unroll
+          for (int ni = 0; ni < Tile::kMmaN; ++ni) {
+            const int pair = warp_n * Tile::kWarpPairs + 8 * ni + group;
+            b[ni][0] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k]);
+            b[ni][1] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k + 8]);
+          }
+#pragma unroll
+          for (int mi = 0; mi < Tile::kMmaM; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < Tile::kMmaN; ++ni)
+              Span::step_m16n8k16(dot[mi][ni], a[mi], b[ni], step);
+        }
+#pragma unroll
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+          const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
+          const WideScale lo{sm.weight_scale[buf][row][sp], 0.0f},
+              hi{sm.weight_scale[buf][row + 8][sp], 0.0f};
+#pragma unroll
+          for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+              acc[mi][ni][c] = fold_span<F>(acc[mi][ni][c], dot[mi][ni][c], 0.0f, c < 2 ? lo : hi,
+                                            act_scale[ni][c % 2]);
+        }
+      }
+
+      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the
+      // barrier)
+      if (stage + 1 < n_stages) decode_stage(stage + 1, buf ^ 1);
+    }
+    cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)
+
+    if constexpr (kGateUp) {
+      // ---- epilogue: SwiGLU in registers, h requantised per 64 features -----------------------
+      // A warp holds 32 features (feature_base ..+31) of a 64-feature block; warps 2j and 2j + 1
+      // along M hold its two halves. Features past f have zero weights, so h = 0 there and the
+      // block's max is that of its valid values (a 32-value block at f's end, as the rule says).
+      const int f = out_rows;
+      const int feature_base = row_begin + 32 * warp_m;
+      const bool features_valid = feature_base < f;  // f % 32 == 0: all 32 or none
+      float h[Tile::kMmaN][2][Tile::kMmaM];
+#pragma unroll
+      for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          float amax = 0.0f;
+#pragma unroll
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+            h[ni][c][mi] = swiglu(acc[mi][ni][c], acc[mi][ni][c + 2]);
+            amax = fmaxf(amax, fabsf(h[ni][c][mi]));
+          }
+          // Lanes of one tig hold the warp's other features: reduce over the group bits.
+#pragma unroll
+          for (int mask = 4; mask < 32; mask <<= 1)
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+          if (group == 0) sm.amax[warp_m][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c] = amax;
+        }
+      __syncthreads();
+      const int n_blocks64 = static_cast<int>(q10_blocks_per_row(f));
+#pragma unroll
+      for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c;
+          // The max of a set is one value in any order (every partial started from 0.0f).
+          const float amax = fmaxf(sm.amax[warp_m & ~1][pair], sm.amax[warp_m | 1][pair]);
+          // NOTE: the operations of quantize_block_q10 (pipeline/arith_q10.hpp), one for one.
+          const float scale = amax / static_cast<float>(kQ10MaxCode);
+          int code[Tile::kMmaM];
+#pragma unroll
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+            float r = (scale == 0.0f) ? 0.0f : roundf(h[ni][c][mi] / scale);
+            r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
+            code[mi] = static_cast<int>(r);
+          }
+          static_assert(Tile::kMmaM == 4,
+                        "mi 0-1 are features 0-15 of the warp (one sum), mi 2-3 features 16-31");
+          int sum0 = code[0] + code[1], sum1 = code[2] + code[3];
+#pragma unroll
+          for (int mask = 4; mask < 32; mask <<= 1) {
+            sum0 += __shfl_xor_sync(0xffffffffu, sum0, mask);
+            sum1 += __shfl_xor_sync(0xffffffffu, sum1, mask);
+          }
+          if (features_valid && pair < pair_count) {
+            const int64_t row = static_cast<int64_t>(pair_begin) + pair;
+#pragma unroll
+            for (int mi = 0; mi < Tile::kMmaM; ++mi) {
+              const int64_t at = row * f + feature_base + 8 * mi + group;
+              args.h_codes[at] = __int2half_rn(code[mi]);
+              if (args.h_out != nullptr) args.h_out[at] = h[ni][c][mi];
+              if (args.gate_out != nullptr) args.gate_out[at] = acc[mi][ni][c];
+              if (args.up_out != nullptr) args.up_out[at] = acc[mi][ni][c + 2];
+            }
+            if (group == 0) {
+              args.h_sums[row * (f / kQ10SumValues) + feature_base / kQ10SumValues] = sum0;
+              args.h_sums[row * (f / kQ10SumValues) + feature_base / kQ10SumValues + 1] = sum1;
+              if (warp_m % 2 == 0)
+                args.h_scales[row * n_blocks64 + feature_base / kQ10BlockValues] = scale;
+            }
+          }
+        }
+    } else {
+      // ---- epilogue: one fp32 row per sorted pair --------------------------------------------
+#pragma unroll
+      for (int mi = 0; mi < Tile::kMmaM; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int out_row =
+                row_begin + warp_m * Tile::kWarpRows + 16 * mi + group + 8 * (c / 2);
+            const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c % 2;
+            if (out_row < out_rows && pair < pair_count)
+              args.down_out[(static_cast<int64_t>(pair_begin) + pair) * out_rows + out_row] =
+                  acc[mi][ni][c];
+          }
+    }
+  }
+}
+
+template <class F, class Tile, Epilogue kEpilogue>
+void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
+  constexpr size_t kShared = sizeof(Q10Shared<F, Tile>);
+  auto kernel = q10_product_kernel<F, Tile, kEpilogue>;
+  int device = 0, sms = 0, per_sm = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kShared)));
+  STRATA_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
+  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  kernel<<<grid, Tile::kThreads, kShared, stream>>>(args);
+  STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
+}
+
+template <class F, Epilogue kEpilogue>
+void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
+  if (tile == Q10TileKind::kSmall)
+    launch_q10_product_tile<F, Q10Small, kEpilogue>(args, stream);
+  else
+    launch_q10_product_tile<F, Q10Large, kEpilogue>(args, stream);
+}
+
+}  // namespace strata::cuda::fused_q10
+
+namespace strata::cuda::fused_q10 {
+
+template <class F>
+void launch_q10_gate_up(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
+  launch_q10_product<F, Epilogue::kSwigluRequant>(args, tile, stream);
+}
+
+template <class F>
+void launch_q10_down(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
+  launch_q10_product<F, Epilogue::kStoreRows>(args, tile, stream);
+}
+
+}  // namespace strata::cuda::fused_q10

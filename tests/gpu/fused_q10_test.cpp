@@ -1,0 +1,356 @@
+// The q10 fused arm on the sm_80 kernels (cuda/fused_q10: mma.sync m16n8k16 f16) on IQ3_S gate/up +
+// Q2_0 down layers, bitwise:
+//   - against a direct host model of the q10 rule (docs/numerics.md, "q10"; written here from
+//     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales,
+//     down;
+//   - against the q10 CPU arm, run_layer_cpu(..., Numerics::kQ10): y and the debug rows;
+//   - across launches and both tile configurations (a configuration changes speed, never a bit);
+// on seeded edge cases (T = 1, k = 1, empty and one-row experts, an expert with most of the
+// tokens, multi-tile experts, a partial feature block of the small tile, 2-byte aligned weights)
+// and an all-zero token whose output row must be exactly zero. Skips without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu/moe_cpu.hpp"
+#include "cuda/backend/run_layer.hpp"
+#include "cuda/fused_q10/q10_arm.hpp"
+#include "formats/registry.hpp"
+#include "gpu_test_util.hpp"
+#include "moe_check.hpp"
+#include "pipeline/arith.hpp"
+#include "pipeline/arith_q10.hpp"
+#include "pipeline/numerics.hpp"
+#include "synthetic_case.hpp"
+#include "test_support.hpp"
+
+namespace strata {
+namespace {
+
+// ---- the host model of the q10 rule ------------------------------------------------------------
+struct Q10Rows {
+  std::vector<int16_t> codes;  // [rows, cols]
+  std::vector<float> scales;   // [rows, q10_blocks_per_row(cols)]
+  std::vector<int32_t> sums;   // [rows, cols/16]
+};
+
+Q10Rows quantize_rows_host(const float* x, int64_t rows, int64_t cols) {
+  Q10Rows q;
+  const int64_t blocks = q10_blocks_per_row(cols);
+  q.codes.resize(rows * cols);
+  q.scales.resize(rows * blocks);
+  q.sums.resize(rows * cols / kQ10SumValues);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = r * cols + b * kQ10BlockValues;
+      quantize_block_q10(x + first, q10_block_values(cols, b), &q.codes[first],
+                         &q.scales[r * blocks + b], &q.sums[first / kQ10SumValues]);
+    }
+  return q;
+}
+
+// One tensor's product for one expert row against one activation row, span by span.
+template <class F>
+float span_product(const ExpertTensor& t, int64_t expert, int64_t row, const Q10Rows& act,
+                   int64_t act_row, int64_t K) {
+  float acc = 0.0f;
+  const int64_t blocks = q10_blocks_per_row(K);
+  for (int64_t k0 = 0; k0 < K; k0 += F::kWideSpan) {
+    int16_t w[F::kWideSpan];
+    WideScale ws;
+    F::decode_wide(t.row(expert, row) + (k0 / F::kBlockValues) * F::kBlockBytes,
+                   static_cast<int>((k0 % F::kBlockValues) / F::kWideSpan), w, ws);
+    int32_t isum = 0, asum = 0;
+    for (int i = 0; i < F::kWideSpan; ++i) {
+      const int32_t a = act.codes[act_row * K + k0 + i];
+      isum += int32_t{w[i]} * a;
+      asum += a;
+    }
+    acc = fold_span<F>(acc, static_cast<float>(isum), static_cast<float>(asum), ws,
+                       act.scales[act_row * blocks + k0 / kQ10BlockValues]);
+  }
+  return acc;
+}
+
+template <class F>
+void products(const ExpertTensor& t, int64_t expert, const Q10Rows& act, int64_t act_row, int64_t K,
+              int64_t out_rows, float* out) {
+  for (int64_t r = 0; r < out_rows; ++r) out[r] = span_product<F>(t, expert, r, act, act_row, K);
+}
+
+struct Q10Model {
+  std::vector<float> gate, up, h, down;  // [(t, j), f] / [(t, j), d]
+  Q10Rows h_q;                           // [(t, j), f]
+  std::vector<float> y;                  // [T, d]
+};
+
+Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
+  using GateUp = Iq3S;
+  using Down = Q2_0;
+  EXPECT_EQ(layer.gate.type, GateUp::kType);
+  EXPECT_EQ(layer.down.type, Down::kType);
+  const int64_t T = in.n_tokens, k = in.k, d = layer.d, f = layer.f, P = T * k;
+  const Q10Rows x_q = quantize_rows_host(in.x, T, d);
+  Q10Model m;
+  m.gate.resize(P * f);
+  m.up.resize(P * f);
+  m.h.resize(P * f);
+  m.down.resize(P * d);
+  m.y.resize(T * d);
+  for (int64_t p = 0; p < P; ++p) {
+    const int64_t e = in.ids[p], t = p / k;
+    products<GateUp>(layer.gate, e, x_q, t, d, f, &m.gate[p * f]);
+    products<GateUp>(layer.up, e, x_q, t, d, f, &m.up[p * f]);
+    for (int64_t i = 0; i < f; ++i) m.h[p * f + i] = swiglu(m.gate[p * f + i], m.up[p * f + i]);
+  }
+  m.h_q = quantize_rows_host(m.h.data(), P, f);
+  for (int64_t p = 0; p < P; ++p)
+    products<Down>(layer.down, in.ids[p], m.h_q, p, f, d, &m.down[p * d]);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < d; ++c) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < k; ++j)
+        acc = combine_step(acc, in.weights[t * k + j], m.down[(t * k + j) * d + c]);
+      m.y[t * d + c] = acc;
+    }
+  return m;
+}
+
+// ---- the q10 CPU arm, where this build has it
+// ---------------------------------------------------- run_layer_cpu(layer, inputs, arm, threads,
+// y, debug, Numerics::kQ10): false when the CPU arm of the profile is not in this build (the
+// overload does not exist yet).
+template <class Layer>
+void run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOutputs* debug) {
+  run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
+}
+
+// ---- device runs
+// ---------------------------------------------------------------------------------
+template <class T>
+std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10WorkspaceView& view,
+                             int k, int64_t cols) {
+  const auto sorted = test::to_host(device_rows, view.n_pairs * cols);
+  const auto token = test::to_host(view.grouping.pair_token, view.n_pairs);
+  const auto slot = test::to_host(view.grouping.pair_slot, view.n_pairs);
+  std::vector<T> out(sorted.size());
+  for (int64_t p = 0; p < view.n_pairs; ++p)
+    std::copy_n(sorted.data() + p * cols, cols,
+                out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
+  return out;
+}
+
+struct DeviceRun {
+  cuda::DeviceBuffer<float> x, weights, y;
+  cuda::DeviceBuffer<int32_t> ids;
+  cuda::DeviceInputs inputs;
+  int64_t n_y = 0;
+
+  DeviceRun(const LayerInputs& in, int64_t d)
+      : x(test::to_device(std::vector<float>(in.x, in.x + in.n_tokens * d))),
+        weights(test::to_device(std::vector<float>(in.weights, in.weights + in.n_tokens * in.k))),
+        y(in.n_tokens * d),
+        ids(test::to_device(std::vector<int32_t>(in.ids, in.ids + in.n_tokens * in.k))),
+        n_y(in.n_tokens * d) {
+    inputs = {x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
+  }
+
+  std::vector<float> run(const MoeLayerWeights& layer, cuda::fused_q10::Q10Workspace& ws) {
+    test::poison_device(y.get(), n_y);
+    cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get());
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    return test::to_host(y.get(), n_y);
+  }
+};
+
+// Poisons the workspace's rows so an element the kernels fail to write shows (NaN / f16 NaN).
+void poison_rows(const cuda::fused_q10::Q10WorkspaceView& v, int64_t f, int64_t d) {
+  if (v.n_pairs == 0) return;
+  test::poison_device(const_cast<float*>(v.gate), v.n_pairs * f);
+  test::poison_device(const_cast<float*>(v.up), v.n_pairs * f);
+  test::poison_device(const_cast<float*>(v.h), v.n_pairs * f);
+  test::poison_device(const_cast<float*>(v.down), v.n_pairs * d);
+  test::poison_device(const_cast<float*>(v.h_scales), v.n_pairs * q10_blocks_per_row(f));
+  STRATA_CUDA_CHECK(
+      cudaMemset(const_cast<__half*>(v.h_codes), 0xFF, v.n_pairs * f * sizeof(__half)));
+  STRATA_CUDA_CHECK(
+      cudaMemset(const_cast<int32_t*>(v.h_sums), 0x7F, v.n_pairs * f / 16 * sizeof(int32_t)));
+}
+
+int64_t count_code_diffs(const std::vector<__half>& got, const std::vector<int16_t>& want) {
+  int64_t wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, &got[i], sizeof bits);
+    wrong += bits != synth::float_to_fp16_bits(static_cast<float>(want[i]));
+  }
+  return wrong;
+}
+
+// ---- the cases
+// -----------------------------------------------------------------------------------
+struct Q10Case {
+  const char* name;
+  int64_t d, f, n_expert;
+  int k;
+  int64_t n_tokens;
+  test::CaseRouting routing;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) {
+  return info.param.name;
+}
+
+const Q10Case kCases[] = {
+    {"t1_k1", 256, 128, 4, 1, 1, test::CaseRouting::kUniform},
+    {"t17_skewed", 256, 128, 8, 2, 17, test::CaseRouting::kSkewed},
+    {"one_row_experts", 256, 192, 64, 2, 9,
+     test::CaseRouting::kUniform},  // most experts empty or one row
+    {"single_expert_many_rows", 512, 128, 4, 1, 150,
+     test::CaseRouting::kSingleExpert},  // multi-tile
+    {"skewed_multi_tile", 512, 256, 8, 4, 120, test::CaseRouting::kSkewed},
+    {"partial_small_feature_block", 256, 320, 6, 3, 40,
+     test::CaseRouting::kUniform},  // f % 128 == 64
+    {"qwen35_a3b_t24", 2048, 512, 256, 8, 24, test::CaseRouting::kSkewed},
+};
+
+class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
+
+TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
+  STRATA_REQUIRE_GPU();
+  const Q10Case& c = GetParam();
+  const uint64_t seed = test::fresh_seed(std::string("fused_q10/") + c.name);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  std::fill_n(sc.x.begin(), c.d,
+              0.0f);  // token 0: all zeros, so its output row must be exactly zero
+  const LayerInputs in = sc.inputs();
+  const MoeLayerWeights& host = sc.layer.weights;
+  ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(host));
+  const Q10Model want = q10_model(host, in);
+
+  const test::DeviceLayerCopy dev = test::upload_layer(host);
+  DeviceRun run(in, c.d);
+  cuda::fused_q10::Q10Workspace ws;
+  ws.keep_h = true;
+  (void)run.run(dev.weights, ws);  // sizes the workspace; the checked run below starts poisoned
+  poison_rows(ws.last(), c.f, c.d);
+  const std::vector<float> y = run.run(dev.weights, ws);
+  const auto& v = ws.last();
+  const int64_t P = c.n_tokens * c.k;
+  ASSERT_EQ(v.n_pairs, P);
+
+  EXPECT_EQ(test::count_bitwise_diffs(y.data(), want.y.data(), run.n_y), 0) << "y of " << run.n_y;
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.gate, v, c.k, c.f).data(), want.gate.data(),
+                                      P * c.f),
+            0)
+      << "gate";
+  EXPECT_EQ(
+      test::count_bitwise_diffs(unsorted_rows(v.up, v, c.k, c.f).data(), want.up.data(), P * c.f),
+      0)
+      << "up";
+  EXPECT_EQ(
+      test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), want.h.data(), P * c.f), 0)
+      << "h";
+  EXPECT_EQ(count_code_diffs(unsorted_rows(v.h_codes, v, c.k, c.f), want.h_q.codes), 0)
+      << "h codes";
+  const int64_t h_blocks = q10_blocks_per_row(c.f);
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h_scales, v, c.k, h_blocks).data(),
+                                      want.h_q.scales.data(), P * h_blocks),
+            0)
+      << "h scales";
+  const auto h_sums = unsorted_rows(v.h_sums, v, c.k, c.f / kQ10SumValues);
+  EXPECT_TRUE(h_sums == want.h_q.sums) << "h code sums";
+  EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(), want.down.data(),
+                                      P * c.d),
+            0)
+      << "down";
+  int64_t nonzero_zero_token = 0;
+  for (int64_t i = 0; i < c.d; ++i) nonzero_zero_token += std::memcmp(&y[i], "\0\0\0\0", 4) != 0;
+  EXPECT_EQ(nonzero_zero_token, 0) << "the all-zero token's row is exactly +0";
+
+  // Through run_layer's profile switch: the same arm, the same bits.
+  {
+    cuda::Workspace layer_ws;
+    test::poison_device(run.y.get(), run.n_y);
+    cuda::run_layer(dev.weights, run.inputs, Arm::kFused, layer_ws, nullptr, run.y.get(), nullptr,
+                    Numerics::kQ10);
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(
+        test::count_bitwise_diffs(test::to_host(run.y.get(), run.n_y).data(), y.data(), run.n_y), 0)
+        << "run_layer(..., Numerics::kQ10)";
+    ASSERT_NE(layer_ws.last_q10(), nullptr);
+    EXPECT_EQ(layer_ws.last_q10()->n_pairs, P);
+  }
+  // Launch after launch, and both tile configurations forced: the same bits.
+  EXPECT_EQ(test::count_bitwise_diffs(run.run(dev.weights, ws).data(), y.data(), run.n_y), 0)
+      << "rerun";
+  for (const char* tile : {"small", "large"}) {
+    ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", tile, 1), 0);
+    cuda::fused_q10::Q10Workspace fresh;
+    const std::vector<float> y_tile = run.run(dev.weights, fresh);
+    ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
+    EXPECT_EQ(test::count_bitwise_diffs(y_tile.data(), y.data(), run.n_y), 0) << "tile " << tile;
+  }
+}
+
+TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
+  STRATA_REQUIRE_GPU();
+  const Q10Case& c = GetParam();
+  const uint64_t seed = test::fresh_seed(std::string("fused_q10_cpu/") + c.name);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const test::SyntheticCase sc =
+      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  const LayerInputs in = sc.inputs();
+  std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
+  CpuDebugOutputs debug;
+  run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
+  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
+  DeviceRun run(in, c.d);
+  cuda::fused_q10::Q10Workspace ws;
+  ws.keep_h = true;
+  const std::vector<float> y = run.run(dev.weights, ws);
+  const auto& v = ws.last();
+  const int64_t P = c.n_tokens * c.k;
+  EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_cpu.data(), run.n_y), 0) << "y of " << run.n_y;
+  // The debug rows where the CPU arm fills them ((t, j) pair order).
+  if (debug.h.size() == static_cast<size_t>(P * c.f)) {
+    EXPECT_EQ(
+        test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), debug.h.data(), P * c.f),
+        0)
+        << "h";
+  }
+  if (debug.down.size() == static_cast<size_t>(P * c.d)) {
+    EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(),
+                                        debug.down.data(), P * c.d),
+              0)
+        << "down";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Edges, FusedQ10Layer, ::testing::ValuesIn(kCases), case_name);
+
+TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch
+  ASSERT_TRUE(synth::synth_supports(GgmlType::Q4_K));
+  synth::LayerSpec spec;
+  spec.d = 256;
+  spec.f = 128;
+  spec.n_expert = 4;
+  spec.gate_type = spec.up_type = GgmlType::Q4_K;
+  const synth::SyntheticLayer layer = synth::make_layer(spec);
+  EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(layer.weights)) << "q4_K gate/up";
+  cuda::fused_q10::Q10Workspace ws;
+  EXPECT_THROW(
+      cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr),
+      Error);
+}
+
+}  // namespace
+}  // namespace strata
