@@ -341,6 +341,16 @@ strata::TypedRun typed_run_from(const strata_moe_run_args* args, bool with_array
   return run;
 }
 
+// The dtype codes' element sizes (an unknown code is refused later, naming its field).
+size_t element_bytes(strata::DType t) {
+  const int code = static_cast<int>(t);
+  return code >= 0 && code <= 4 ? static_cast<size_t>(strata::dtype_bytes(t)) : 1;
+}
+
+void require_typed_sizes(const strata::TypedRun& run, const strata_moe_layer& layer) {
+  require_call_sizes(run.n_tokens, run.k, layer.weights.d, layer.weights.n_expert);
+}
+
 strata_moe_tensor_desc desc_from(const strata::ExpertTensor& t) {
   strata_moe_tensor_desc out{};
   out.ggml_type = static_cast<uint32_t>(t.type);
@@ -374,6 +384,7 @@ strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, cons
     *bytes = 0;
     require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
     const strata::TypedRun run = typed_run_from(args, false);
+    require_typed_sizes(run, *layer);
     *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run);
   });
 }
@@ -382,7 +393,13 @@ strata_moe_status strata_moe_layer_run_ex(strata_moe_layer* layer, const strata_
   return guarded([&] {
     require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
     const strata::TypedRun run = typed_run_from(args, true);
+    require_typed_sizes(run, *layer);
+    require_aligned(run.x, element_bytes(run.x_dtype), "args.x");
+    require_aligned(run.ids, element_bytes(run.ids_dtype), "args.ids");
+    require_aligned(run.weights, element_bytes(run.weights_dtype), "args.weights");
+    require_aligned(run.y, element_bytes(run.y_dtype), "args.y");
     const strata_moe_run_options opt = read_options(args->options);
+    require_threads(opt.threads, "options.threads");
     strata::RunOptions run_options;
     run_options.threads = opt.threads;
     run_options.cuda_stream = opt.cuda_stream;
