@@ -180,6 +180,102 @@ void strata_moe_block_destroy(strata_moe_block* block);
 /* CUDA devices visible to this build (0 when built without CUDA). */
 int strata_moe_cuda_device_count(void);
 
+/* ---- engines: 16-bit activations, int64 ids, a caller-owned workspace ------------------------ */
+
+/* Element types of the strata_moe_run_args arrays. */
+typedef enum strata_moe_dtype {
+  STRATA_MOE_DTYPE_F32 = 0,
+  STRATA_MOE_DTYPE_F16 = 1,  /* IEEE binary16 */
+  STRATA_MOE_DTYPE_BF16 = 2, /* bfloat16: the top 16 bits of an f32 */
+  STRATA_MOE_DTYPE_I32 = 3,
+  STRATA_MOE_DTYPE_I64 = 4
+} strata_moe_dtype;
+
+/* One layer run with typed arrays. Extensible like strata_moe_run_options: set struct_size (or call
+ * strata_moe_run_args_init); fields appended later are read only when struct_size covers them.
+ *
+ * x, weights: f32, f16 or bf16; y: f32, f16 or bf16 (any mix); ids: i32 or i64. All row-major and
+ * contiguous: x and y [n_tokens, d], ids and weights [n_tokens, k]. f16/bf16 inputs are widened to
+ * f32 exactly; i64 ids must lie in [0, E) like i32 ones. The layer computes y in f32 and a 16-bit y
+ * is that f32 rounded to nearest, ties to even (overflow to +-inf): the f32 result's bits decide
+ * the 16-bit bits, so every arm and backend gives the same 16-bit output too.
+ *
+ * workspace: workspace_bytes bytes from strata_moe_workspace_bytes (host memory for the CPU
+ * backend, device memory for CUDA), 256-byte aligned, not touched by anyone else until the run is
+ * over (on CUDA: until the stream has passed it). With it, a CUDA q8 run allocates nothing, never
+ * synchronises and only enqueues work on the stream, so it can be captured in a CUDA graph (a q10
+ * run still takes its pipeline buffers from the layer in this version). NULL:
+ * the library uses its own buffers, grown on demand (a CUDA run that grows them allocates and
+ * synchronises; one layer's runs then take turns). */
+typedef struct strata_moe_run_args {
+  size_t struct_size;                 /* sizeof(strata_moe_run_args) */
+  const void* x;                      /* [n_tokens, d] */
+  strata_moe_dtype x_dtype;
+  const void* ids;                    /* [n_tokens, k] expert ids, distinct per token */
+  strata_moe_dtype ids_dtype;
+  const void* weights;                /* [n_tokens, k] finite, >= 0 */
+  strata_moe_dtype weights_dtype;
+  void* y;                            /* [n_tokens, d] */
+  strata_moe_dtype y_dtype;
+  int64_t n_tokens;
+  int k;
+  void* workspace;                    /* NULL, or workspace_bytes of scratch */
+  size_t workspace_bytes;
+  const strata_moe_run_options* options; /* NULL: every default */
+} strata_moe_run_args;
+
+/* Every field to its default: NULL arrays, f32 x/weights/y, i32 ids, no workspace. */
+void strata_moe_run_args_init(strata_moe_run_args* args);
+
+/* The workspace a run of `args` needs (its dtypes, n_tokens and k; the arrays and the workspace
+ * fields are not read), in *bytes. The same for every run with the same dtypes, n_tokens and k;
+ * a workspace sized for n_tokens serves every smaller n_tokens too. */
+strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, const strata_moe_run_args* args,
+                                             size_t* bytes);
+
+/* y from x, ids, weights as strata_moe_layer_run does (bitwise the same y for f32 arrays). */
+strata_moe_status strata_moe_layer_run_ex(strata_moe_layer* layer, const strata_moe_run_args* args);
+
+/* The backend a layer was created on. */
+strata_moe_backend strata_moe_layer_backend(const strata_moe_layer* layer);
+
+/* Bytes from a tensor's first block to the end of its last expert's last row: what a copy of the
+ * tensor to the device must cover. */
+strata_moe_status strata_moe_tensor_span_bytes(const strata_moe_tensor_desc* tensor, size_t* bytes);
+
+/* ---- GGUF files ------------------------------------------------------------------------------ */
+
+/* A model file mapped read-only; the descriptors it gives point into the mapping and stay valid
+ * until strata_moe_gguf_close. */
+typedef struct strata_moe_gguf strata_moe_gguf;
+
+typedef struct strata_moe_gguf_layer {
+  size_t struct_size;          /* sizeof(strata_moe_gguf_layer) */
+  int layer;                   /* blk.N */
+  strata_moe_layer_desc desc;  /* the expert tensors, host pointers into the mapping */
+  const float* router;         /* [E, d] f32 (ffn_gate_inp), NULL when the file has none */
+  int n_expert_used;           /* {arch}.expert_used_count, 0 when absent */
+} strata_moe_gguf_layer;
+
+strata_moe_status strata_moe_gguf_open(const char* path, strata_moe_gguf** file);
+void strata_moe_gguf_close(strata_moe_gguf* file);
+/* The MoE layers' numbers (blk.N), in order: *count of them; up to `capacity` written to `layers`
+ * (which may be NULL when capacity is 0). */
+strata_moe_status strata_moe_gguf_moe_layers(const strata_moe_gguf* file, int* layers, int capacity, int* count);
+/* Layer blk.`layer` (set out->struct_size first). */
+strata_moe_status strata_moe_gguf_layer_info(const strata_moe_gguf* file, int layer, strata_moe_gguf_layer* out);
+
+/* ---- version --------------------------------------------------------------------------------- */
+
+/* "MAJOR.MINOR.PATCH" of the library that is linked (not of the header). */
+const char* strata_moe_version(void);
+/* The library source tree's git commit at configure time (40 hex digits), or "" when unknown. */
+const char* strata_moe_git_commit(void);
+
+#define STRATA_MOE_VERSION_MAJOR 0
+#define STRATA_MOE_VERSION_MINOR 1
+#define STRATA_MOE_VERSION_PATCH 0
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 // C++ wrapper over the C API (include/strata_moe.h): an RAII layer handle; failures throw
 // strata_moe::Error carrying the status and the library's message.
 #pragma once
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +47,16 @@ class Layer {
     check(strata_moe_layer_run(handle_, x, ids, weights, n_tokens, k, y, options));
   }
 
+  // Typed arrays and an optional workspace (strata_moe_run_args; see strata_moe.h).
+  void run(const strata_moe_run_args& args) { check(strata_moe_layer_run_ex(handle_, &args)); }
+
+  // Bytes of workspace a run of `args` needs (its dtypes, n_tokens, k).
+  size_t workspace_bytes(const strata_moe_run_args& args) const {
+    size_t bytes = 0;
+    check(strata_moe_workspace_bytes(handle_, &args, &bytes));
+    return bytes;
+  }
+
   strata_moe_layer* get() const { return handle_; }
 
  private:
@@ -63,6 +74,13 @@ inline strata_moe_run_options run_options() {
   strata_moe_run_options options;
   strata_moe_run_options_init(&options);
   return options;
+}
+
+// Run args with every field at its default (struct_size set, f32 arrays, i32 ids, no workspace).
+inline strata_moe_run_args run_args() {
+  strata_moe_run_args args;
+  strata_moe_run_args_init(&args);
+  return args;
 }
 
 inline int cuda_device_count() {

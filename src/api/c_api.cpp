@@ -4,14 +4,18 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "api/backend.hpp"
+#include "api/version.hpp"
 #include "block/block.hpp"
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "formats/ggml_type.hpp"
+#include "gguf/gguf.hpp"
 #include "pipeline/finite.hpp"
 #include "pipeline/routing.hpp"
 #include "strata_moe.h"
@@ -412,6 +416,209 @@ strata_moe_status strata_moe_block_run(strata_moe_block* block, const float* x, 
 
 void strata_moe_block_destroy(strata_moe_block* block) {
   delete block;
+}
+
+}  // extern "C"
+
+// ---- engines: typed runs, workspace, GGUF files, version --------------------------------------
+
+struct strata_moe_gguf {
+  strata::gguf::File file;
+  std::vector<strata::gguf::MoeLayerInfo> layers;
+};
+
+namespace {
+
+constexpr size_t kRunArgsFirstVersionBytes =
+    offsetof(strata_moe_run_args, options) + sizeof(const strata_moe_run_options*);
+constexpr size_t kGgufLayerFirstVersionBytes =
+    offsetof(strata_moe_gguf_layer, n_expert_used) + sizeof(int);
+
+strata::DType dtype_from(strata_moe_dtype t) {
+  return static_cast<strata::DType>(static_cast<int>(t));
+}
+
+// The caller's args checked field by field; struct_size must cover the first version.
+strata::TypedRun typed_run_from(const strata_moe_run_args* args, bool with_arrays) {
+  require(args != nullptr, Status::kInvalidArgument, "args: null pointer");
+  require(args->struct_size >= kRunArgsFirstVersionBytes, Status::kInvalidArgument,
+          fmt::format("args.struct_size: {} (set it to sizeof(strata_moe_run_args) = {}, or call "
+                      "strata_moe_run_args_init)",
+                      args->struct_size, sizeof(strata_moe_run_args)));
+  strata::TypedRun run;
+  run.x = args->x;
+  run.x_dtype = dtype_from(args->x_dtype);
+  run.ids = args->ids;
+  run.ids_dtype = dtype_from(args->ids_dtype);
+  run.weights = args->weights;
+  run.weights_dtype = dtype_from(args->weights_dtype);
+  run.y = args->y;
+  run.y_dtype = dtype_from(args->y_dtype);
+  run.n_tokens = args->n_tokens;
+  run.k = args->k;
+  run.workspace = args->workspace;
+  run.workspace_bytes = args->workspace_bytes;
+  if (with_arrays) {
+    require(run.x != nullptr, Status::kInvalidArgument, "args.x: null pointer");
+    require(run.ids != nullptr, Status::kInvalidArgument, "args.ids: null pointer");
+    require(run.weights != nullptr, Status::kInvalidArgument, "args.weights: null pointer");
+    require(run.y != nullptr, Status::kInvalidArgument, "args.y: null pointer");
+  }
+  return run;
+}
+
+// The dtype codes' element sizes (an unknown code is refused later, naming its field).
+size_t element_bytes(strata::DType t) {
+  const int code = static_cast<int>(t);
+  return code >= 0 && code <= 4 ? static_cast<size_t>(strata::dtype_bytes(t)) : 1;
+}
+
+void require_typed_sizes(const strata::TypedRun& run, const strata_moe_layer& layer) {
+  require_call_sizes(run.n_tokens, run.k, layer.weights.d, layer.weights.n_expert);
+}
+
+strata_moe_tensor_desc desc_from(const strata::ExpertTensor& t) {
+  strata_moe_tensor_desc out{};
+  out.ggml_type = static_cast<uint32_t>(t.type);
+  out.data = t.data;
+  out.ne0 = t.in_features;
+  out.ne1 = t.out_features;
+  out.ne2 = t.n_expert;
+  out.expert_stride_bytes = t.expert_stride_bytes;
+  out.name = t.name.c_str();
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+void strata_moe_run_args_init(strata_moe_run_args* args) {
+  if (args == nullptr) return;
+  *args = strata_moe_run_args{};
+  args->struct_size = sizeof(strata_moe_run_args);
+  args->x_dtype = STRATA_MOE_DTYPE_F32;
+  args->ids_dtype = STRATA_MOE_DTYPE_I32;
+  args->weights_dtype = STRATA_MOE_DTYPE_F32;
+  args->y_dtype = STRATA_MOE_DTYPE_F32;
+}
+
+strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, const strata_moe_run_args* args,
+                                             size_t* bytes) {
+  return guarded([&] {
+    require(bytes != nullptr, Status::kInvalidArgument, "bytes: null pointer");
+    *bytes = 0;
+    require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
+    const strata::TypedRun run = typed_run_from(args, false);
+    require_typed_sizes(run, *layer);
+    *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run);
+  });
+}
+
+strata_moe_status strata_moe_layer_run_ex(strata_moe_layer* layer, const strata_moe_run_args* args) {
+  return guarded([&] {
+    require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
+    const strata::TypedRun run = typed_run_from(args, true);
+    require_typed_sizes(run, *layer);
+    require_aligned(run.x, element_bytes(run.x_dtype), "args.x");
+    require_aligned(run.ids, element_bytes(run.ids_dtype), "args.ids");
+    require_aligned(run.weights, element_bytes(run.weights_dtype), "args.weights");
+    require_aligned(run.y, element_bytes(run.y_dtype), "args.y");
+    const strata_moe_run_options opt = read_options(args->options);
+    require_threads(opt.threads, "options.threads");
+    strata::RunOptions run_options;
+    run_options.threads = opt.threads;
+    run_options.cuda_stream = opt.cuda_stream;
+    run_options.numerics = resolve_numerics(opt.numerics);
+    strata::run_typed(*layer->backend, layer->weights, run, resolve_arm(opt.arm), run_options);
+  });
+}
+
+strata_moe_backend strata_moe_layer_backend(const strata_moe_layer* layer) {
+  return layer != nullptr && std::strcmp(layer->backend->name(), "cuda") == 0 ? STRATA_MOE_BACKEND_CUDA
+                                                                               : STRATA_MOE_BACKEND_CPU;
+}
+
+strata_moe_status strata_moe_tensor_span_bytes(const strata_moe_tensor_desc* tensor, size_t* bytes) {
+  return guarded([&] {
+    require(bytes != nullptr, Status::kInvalidArgument, "bytes: null pointer");
+    *bytes = 0;
+    require(tensor != nullptr, Status::kInvalidArgument, "tensor: null pointer");
+    const strata::ExpertTensor t = tensor_from(*tensor, "tensor");
+    require(t.n_expert >= 1, Status::kInvalidArgument, "tensor.ne2: no experts");
+    *bytes = static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
+             static_cast<size_t>(t.out_features) * t.row_bytes;
+  });
+}
+
+strata_moe_status strata_moe_gguf_open(const char* path, strata_moe_gguf** file) {
+  return guarded([&] {
+    require(file != nullptr, Status::kInvalidArgument, "file: null pointer");
+    *file = nullptr;
+    require(path != nullptr, Status::kInvalidArgument, "path: null pointer");
+    strata::gguf::File opened = strata::gguf::File::open(path);
+    std::vector<strata::gguf::MoeLayerInfo> layers = strata::gguf::discover_moe_layers(opened);
+    *file = new strata_moe_gguf{std::move(opened), std::move(layers)};
+  });
+}
+
+void strata_moe_gguf_close(strata_moe_gguf* file) {
+  delete file;
+}
+
+strata_moe_status strata_moe_gguf_moe_layers(const strata_moe_gguf* file, int* layers, int capacity, int* count) {
+  return guarded([&] {
+    require(count != nullptr, Status::kInvalidArgument, "count: null pointer");
+    *count = 0;
+    require(file != nullptr, Status::kInvalidArgument, "file: null pointer");
+    require(capacity >= 0, Status::kInvalidArgument, fmt::format("capacity: {} is negative", capacity));
+    require(capacity == 0 || layers != nullptr, Status::kInvalidArgument, "layers: null pointer with capacity > 0");
+    const int n = static_cast<int>(file->layers.size());
+    for (int i = 0; i < n && i < capacity; ++i) layers[i] = file->layers[static_cast<size_t>(i)].layer;
+    *count = n;
+  });
+}
+
+strata_moe_status strata_moe_gguf_layer_info(const strata_moe_gguf* file, int layer, strata_moe_gguf_layer* out) {
+  return guarded([&] {
+    require(out != nullptr, Status::kInvalidArgument, "out: null pointer");
+    require(out->struct_size >= kGgufLayerFirstVersionBytes, Status::kInvalidArgument,
+            fmt::format("out.struct_size: {} (set it to sizeof(strata_moe_gguf_layer) = {})", out->struct_size,
+                        sizeof(strata_moe_gguf_layer)));
+    require(file != nullptr, Status::kInvalidArgument, "file: null pointer");
+    const strata::gguf::MoeLayerInfo* info = nullptr;
+    std::string found;
+    for (const auto& l : file->layers) {
+      if (l.layer == layer) info = &l;
+      found += (found.empty() ? "" : ", ") + std::to_string(l.layer);
+    }
+    require(info != nullptr, Status::kInvalidArgument,
+            fmt::format("layer: {} is not an MoE layer of {} (MoE layers: [{}])", layer, file->file.path(), found));
+    const size_t size = out->struct_size;
+    strata_moe_gguf_layer result{};
+    result.struct_size = size;
+    result.layer = info->layer;
+    result.desc.d = info->weights.d;
+    result.desc.f = info->weights.f;
+    result.desc.n_expert = info->weights.n_expert;
+    result.desc.gate = desc_from(info->weights.gate);
+    result.desc.up = desc_from(info->weights.up);
+    result.desc.down = desc_from(info->weights.down);
+    const strata::gguf::TensorInfo* router = info->router;
+    if (router != nullptr && router->type == strata::GgmlType::F32 && router->ne.size() >= 2 &&
+        router->ne[0] == info->weights.d && router->ne[1] == info->weights.n_expert)
+      result.router = reinterpret_cast<const float*>(router->data);
+    result.n_expert_used = static_cast<int>(info->n_expert_used);
+    std::memcpy(out, &result, std::min(size, sizeof(result)));
+  });
+}
+
+const char* strata_moe_version(void) {
+  return strata::library_version();
+}
+
+const char* strata_moe_git_commit(void) {
+  return strata::library_git_commit();
 }
 
 }  // extern "C"

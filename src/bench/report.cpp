@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "api/version.hpp"
+
 namespace strata::bench {
 
 std::string utc_now_iso8601() {
@@ -20,22 +22,7 @@ std::string utc_now_iso8601() {
 }
 
 std::string git_commit() {
-#ifdef STRATA_MOE_GIT_COMMIT
-  return STRATA_MOE_GIT_COMMIT;
-#else
-  std::FILE* pipe = popen("git rev-parse HEAD 2>/dev/null", "r");
-  if (pipe == nullptr) return "";
-  std::array<char, 64> buf{};
-  std::string out;
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr) out += buf.data();
-  pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  // Anything but 40 hex digits is not a commit (no repository, or git missing).
-  const bool hex = out.size() == 40 && std::all_of(out.begin(), out.end(), [](char c) {
-                     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                   });
-  return hex ? out : "";
-#endif
+  return library_git_commit();
 }
 
 std::string shell_quote_command(int argc, char** argv) {

@@ -24,8 +24,8 @@ struct RunContext {
 };
 
 std::string utc_now_iso8601();
-// STRATA_MOE_GIT_COMMIT when the build defines it, else `git rev-parse HEAD` in the working
-// directory, else "".
+// The library source tree's commit compiled in at configure time (strata_moe_git_commit()), or "":
+// never the repository of the working directory.
 std::string git_commit();
 std::string shell_quote_command(int argc, char** argv);
 // The ceiling for a device name: 1295 TOPS for an H200, 0 for anything without a measured one.

@@ -52,7 +52,7 @@ else
 fi
 
 "$bin" --version >"$tmp/version.txt" 2>&1 || fail "--version exited non-zero"
-grep -Eq '^strata-moe [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/version.txt" || fail "--version: $(cat "$tmp/version.txt")"
+grep -Eq '^strata-moe [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{12}\))?$' "$tmp/version.txt" || fail "--version: $(cat "$tmp/version.txt")"
 
 # ---- dequant --type: bit-exact against the reference decodes -------------------------------
 for pair in "iq3_s:IQ3_S" "q2_0:q2_0"; do

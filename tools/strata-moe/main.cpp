@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "strata_moe.h"
 #include "common/error.hpp"
 #include "common/text.hpp"
 
@@ -47,7 +48,9 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
 
 int main(int argc, char** argv) {
   CLI::App app{"strata-moe: quantised MoE expert layers on int8 tensor cores"};
-  app.set_version_flag("--version", std::string("strata-moe ") + STRATA_MOE_VERSION);
+  const std::string commit = strata_moe_git_commit();
+  app.set_version_flag("--version", std::string("strata-moe ") + strata_moe_version() +
+                                        (commit.empty() ? "" : " (" + commit.substr(0, 12) + ")"));
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, strata::cli::Runner>> commands;
   const auto add = [&](strata::cli::Runner (*adder)(CLI::App&)) {

@@ -13,6 +13,7 @@
 #include "cuda/backend/host_backend.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/pipeline/convert.hpp"
 #include "pipeline/routing.hpp"
 
 namespace strata {
@@ -85,6 +86,17 @@ class CudaBackend final : public LayerBackend {
     }
     const cuda::DeviceInputs device_in{in.x, in.ids, in.weights, in.n_tokens, in.k};
     const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
+    // NOTE: the caller's workspace carries the q8 pipeline; a q10 run still uses the layer's own
+    // buffers (Q10Workspace), so it may allocate and synchronise when they grow.
+    if (options.scratch != nullptr && options.numerics == Numerics::kQ8) {
+      // The caller's workspace: nothing shared with other runs, nothing allocated, no event.
+      cuda::Workspace external;
+      if (in.n_tokens > 0 && in.k >= 1)
+        external.use_external(options.scratch, options.scratch_bytes, in.n_tokens, in.k, weights_.d, weights_.f,
+                              weights_.n_expert);
+      cuda::run_layer(weights_, device_in, arm, external, stream, y, nullptr, options.numerics);
+      return;
+    }
     // NOTE: one workspace per layer object. Concurrent runs of one layer take turns enqueueing
     // (the mutex), and each run's stream first waits for the previous run's end (the event), so
     // runs on different streams use the workspace one after the other instead of racing on it.
@@ -101,11 +113,26 @@ class CudaBackend final : public LayerBackend {
     if (last_run_done_ != nullptr) cudaEventDestroy(last_run_done_);
   }
 
+  size_t scratch_bytes(int64_t n_tokens, int k) const override {
+    if (n_tokens <= 0 || k < 1) return 0;
+    return cuda::Workspace::external_bytes(n_tokens, k, weights_.d, weights_.f, weights_.n_expert);
+  }
+
+  void convert(const void* src, DType from, void* dst, DType to, size_t count, const RunOptions& options) override {
+    cuda::launch_convert(src, from, dst, to, count, static_cast<cudaStream_t>(options.cuda_stream));
+  }
+
+  void* staging(size_t bytes) override {
+    staging_.reserve(bytes);
+    return staging_.get();
+  }
+
  private:
   MoeLayerWeights weights_;
   cuda::Workspace workspace_;
   std::mutex mutex_;
   cudaEvent_t last_run_done_ = nullptr;  // recorded on the stream of the latest run
+  cuda::DeviceBuffer<uint8_t> staging_;  // 16-bit arrays' f32 copies when the caller gives no workspace
 };
 
 class HostCudaBackend final : public LayerBackend {

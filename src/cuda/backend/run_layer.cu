@@ -66,10 +66,38 @@ void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
   h_half_sums_.reserve(P * f / 16);
   down_.reserve(P * d);
   grouping_.reserve(n_pairs, n_expert);
-  if (!events_ready_) {
-    for (cudaEvent_t& e : events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
-    events_ready_ = true;
-  }
+}
+
+void Workspace::carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
+                      int64_t n_expert) {
+  const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
+  arena.take(x_codes_, T * d);
+  arena.take(x_scales_, T * d / 32);
+  arena.take(x_half_sums_, T * d / 16);
+  arena.take(gate_, P * f);
+  arena.take(up_, P * f);
+  arena.take(h_codes_, P * f);
+  arena.take(h_scales_, P * f / 32);
+  arena.take(h_half_sums_, P * f / 16);
+  arena.take(down_, P * d);
+  arena.take(fused_tile_offsets_, static_cast<size_t>(n_expert) + 1);
+  grouping_.carve(arena, n_pairs, n_expert);
+}
+
+size_t Workspace::external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert) {
+  Workspace counting;
+  ArenaCarver arena(nullptr, 0);
+  counting.carve(arena, n_tokens, n_tokens * k, d, f, n_expert);
+  return arena.used();
+}
+
+void Workspace::use_external(void* base, size_t bytes, int64_t n_tokens, int k, int64_t d, int64_t f,
+                             int64_t n_expert) {
+  require(!keep_h, Status::kInternal, "workspace: keep_h needs the workspace's own buffers");
+  require(reinterpret_cast<uintptr_t>(base) % ArenaCarver::kAlignBytes == 0, Status::kInvalidArgument,
+          "workspace: not 256-byte aligned");
+  ArenaCarver arena(base, bytes);
+  carve(arena, n_tokens, n_tokens * k, d, f, n_expert);
 }
 
 bool production_supports(const MoeLayerWeights& layer) {
@@ -123,6 +151,10 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
 
   // Mean pairs per expert picks the tile: a speed choice only (see tile_config.hpp).
   const auto tile = production::choose_tile(P, E);
+  if (times != nullptr && !ws.events_ready_) {
+    for (cudaEvent_t& e : ws.events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
+    ws.events_ready_ = true;
+  }
   auto mark = [&](int i) {
     if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[i], stream));
   };

@@ -6,7 +6,8 @@
 // `layer` is a MoeLayerWeights whose tensor data pointers are device addresses of the native
 // GGUF blocks (2-byte alignment is enough). Everything is enqueued on `stream`; the call does not
 // wait for the device, except (documented per item) when the workspace grows (cudaMalloc/cudaFree)
-// and when `times` is given (it waits for the layer's last event to read the timings).
+// and when `times` is given (it waits for the layer's last event to read the timings). A
+// workspace over caller memory (use_external) never grows: such a run can be graph-captured.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -66,10 +67,17 @@ class Workspace {
   // The intermediates of the last q10 run (null before one).
   const fused_q10::Q10WorkspaceView* last_q10() const;
 
+  // Bytes of a caller's workspace for runs of up to n_tokens x k (keep_h off).
+  static size_t external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert);
+  // Borrows every buffer from `base` (device memory, external_bytes of it, 256-byte aligned):
+  // runs of up to n_tokens x k then allocate nothing and never synchronise (without `times`).
+  void use_external(void* base, size_t bytes, int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert);
+
  private:
   friend void run_layer(const MoeLayerWeights&, const DeviceInputs&, Arm, Workspace&, cudaStream_t, float*,
                         PhaseTimes*, Numerics);
   void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
+  void carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
 
   GroupingWorkspace grouping_;
   DeviceBuffer<int8_t> x_codes_, h_codes_;

@@ -33,6 +33,25 @@ void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert) {
   sort_temp_.reserve(temp_bytes);
 }
 
+void GroupingWorkspace::carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_expert) {
+  const auto pairs = static_cast<size_t>(n_pairs);
+  arena.take(keys_in_, pairs);
+  arena.take(keys_out_, pairs);
+  arena.take(values_in_, pairs);
+  arena.take(values_out_, pairs);
+  arena.take(pair_token_, pairs);
+  arena.take(pair_slot_, pairs);
+  arena.take(slot_to_pair_, pairs);
+  arena.take(expert_offsets_, static_cast<size_t>(n_expert) + 1);
+  arena.take(tile_offsets_, static_cast<size_t>(n_expert) + 1);
+  // NOTE: a size query only (null temp storage): it runs on the host and enqueues nothing.
+  size_t temp_bytes = 0;
+  STRATA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<uint32_t*>(nullptr),
+                                                    static_cast<uint32_t*>(nullptr), static_cast<int32_t*>(nullptr),
+                                                    static_cast<int32_t*>(nullptr), n_pairs, 0, key_bits(n_expert)));
+  arena.take(sort_temp_, temp_bytes);
+}
+
 DeviceGroupingTables GroupingWorkspace::tables() const {
   return {expert_offsets_.get(), pair_token_.get(), pair_slot_.get(), slot_to_pair_.get(), tile_offsets_.get()};
 }

@@ -26,6 +26,8 @@ class GroupingWorkspace {
  public:
   // Grows the buffers for n_pairs = T*k pairs over n_expert experts (may allocate).
   void reserve(int64_t n_pairs, int64_t n_expert);
+  // Lays the buffers for n_pairs x n_expert out in `arena` (or counts them); no allocation.
+  void carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_expert);
   DeviceGroupingTables tables() const;
 
  private:
