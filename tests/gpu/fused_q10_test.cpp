@@ -20,6 +20,7 @@
 
 #include "cpu/moe_cpu.hpp"
 #include "cuda/backend/run_layer.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_q10/q10_arm.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
@@ -222,9 +223,15 @@ const Q10Case kCases[] = {
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
 
-TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
-  STRATA_REQUIRE_GPU();
-  const Q10Case& c = GetParam();
+// Sets STRATA_PF_Q10_HOPPER for one scope ("0": the sm_80 kernels; "1": the sm_90a ones where the
+// device and build have them) and unsets it after.
+struct Q10EngineScope {
+  explicit Q10EngineScope(const char* value) { EXPECT_EQ(setenv("STRATA_PF_Q10_HOPPER", value, 1), 0); }
+  ~Q10EngineScope() { unsetenv("STRATA_PF_Q10_HOPPER"); }
+};
+
+void check_against_the_rule(const Q10Case& c, const char* engine) {
+  const Q10EngineScope scope(engine);
   const uint64_t seed = test::fresh_seed(std::string("fused_q10/") + c.name);
   SCOPED_TRACE("seed " + std::to_string(seed));
   test::SyntheticCase sc =
@@ -299,6 +306,23 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
     ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
     EXPECT_EQ(test::count_bitwise_diffs(y_tile.data(), y.data(), run.n_y), 0) << "tile " << tile;
   }
+}
+
+TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10RuleAndDeterministic) {
+  STRATA_REQUIRE_GPU();
+  check_against_the_rule(GetParam(), "0");  // the sm_80 kernels (mma.sync m16n8k16 f16)
+}
+
+TEST_P(FusedQ10Layer, HopperKernelsBitwiseEqualToTheQ10RuleAndDeterministic) {
+  STRATA_REQUIRE_GPU();
+  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
+  const Q10Case& c = GetParam();
+  {
+    const test::SyntheticCase sc = test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens,
+                                                             c.routing, 1);
+    ASSERT_TRUE(cuda::fused_q10::q10_hopper_supports(sc.layer.weights));
+  }
+  check_against_the_rule(c, "1");  // bulk copies + wgmma f16
 }
 
 TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "cuda/fused_q10/wide_piece.hpp"
 #include "decode_vectors.hpp"
 #include "formats/all.hpp"
@@ -42,6 +43,33 @@ int64_t piece_mismatches(const std::vector<uint8_t>& blocks) {
   return wrong;
 }
 
+// The Hopper kernels' piece decode (its table as the kernels load it into shared memory).
+template <class F>
+int64_t table_piece_mismatches(const std::vector<uint8_t>& blocks) {
+  using Piece = cuda::fused_q10::TablePiece<F>;
+  std::vector<uint32_t> table(Piece::kTableWords);
+  for (int i = 0; i < Piece::kTableWords; ++i) table[i] = Piece::table_word(i);
+  int64_t wrong = 0;
+  const int64_t n_blocks = static_cast<int64_t>(blocks.size()) / F::kBlockBytes;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* block = blocks.data() + b * F::kBlockBytes;
+    for (int span = 0; span < F::kBlockValues / F::kWideSpan; ++span) {
+      int16_t full[F::kWideSpan];
+      WideScale want{};
+      F::decode_wide(block, span, full, want);
+      for (int piece = 0; piece < F::kWideSpan / 32; ++piece) {
+        int16_t w[32];
+        WideScale got{};
+        Piece::decode(block, span, piece, table.data(), w, got);
+        wrong += std::memcmp(&got.scale, &want.scale, sizeof(float)) != 0;
+        wrong += std::memcmp(&got.offset, &want.offset, sizeof(float)) != 0;
+        for (int i = 0; i < 32; ++i) wrong += w[i] != full[32 * piece + i];
+      }
+    }
+  }
+  return wrong;
+}
+
 template <class F>
 void check_format(const std::string& vectors_name) {
   SCOPED_TRACE(F::kName);
@@ -55,6 +83,10 @@ void check_format(const std::string& vectors_name) {
   std::vector<uint8_t> random(4096 * static_cast<size_t>(F::kBlockBytes));
   for (auto& byte : random) byte = static_cast<uint8_t>(rng.next());
   EXPECT_EQ(piece_mismatches<F>(random), 0) << "random bytes, 4096 blocks";
+  if constexpr (F::kWideSpan == 64) {
+    EXPECT_EQ(table_piece_mismatches<F>(v.blocks), 0) << "table pieces, bundled vectors";
+    EXPECT_EQ(table_piece_mismatches<F>(random), 0) << "table pieces, random bytes";
+  }
 }
 
 TEST(Q10WidePiece, Iq3sPiecesAreTheWideDecode) {

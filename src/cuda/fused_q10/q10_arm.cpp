@@ -4,6 +4,8 @@
 
 #include "common/env.hpp"
 #include "common/error.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
+#include "cuda/fused_q10/hopper_q10_products.hpp"
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/q10_products.hpp"
 #include "cuda/fused_q10/tile_config.hpp"
@@ -30,7 +32,21 @@ Q10TileKind tile_for_run(double mean_pairs) {
   return q10_tile_for(mean_pairs);
 }
 
+const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows) {
+  return t.data + static_cast<size_t>(n_expert - 1) * t.expert_stride_bytes +
+         static_cast<size_t>(rows) * t.row_bytes;
+}
+
 }  // namespace
+
+bool q10_hopper_supports(const MoeLayerWeights& layer) {
+  return q10_fused_supports(layer) && layer.d % 256 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+}
+
+bool use_q10_hopper(const MoeLayerWeights& layer) {
+  if (env_equals("STRATA_PF_Q10_HOPPER", "0")) return false;
+  return fused_hopper::hopper_available() && q10_hopper_supports(layer);
+}
 
 int q10_tile_pairs(Q10TileKind kind) {
   return kind == Q10TileKind::kSmall ? Q10Small::kPairs : Q10Large::kPairs;
@@ -90,13 +106,18 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int64_t P = T * in.k;
   ws.reserve(T, P, d, f, E);
   const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
+  // On sm_90a the Hopper kernels (bulk copies + wgmma f16), else the mma.sync ones: the same bits.
+  // NOTE: the Hopper kernels bulk-copy whole activation rows: the code buffers are cudaMalloc'd and
+  // rows of d or f f16 codes (multiples of 64) keep every row start 16-byte aligned.
+  const bool hopper = use_q10_hopper(layer);
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
   launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
                            stream);
   // ---- group the pairs by expert; tile offsets of the chosen tile (both kernels use it) -----
   const DeviceGroupingTables g =
-      launch_group_by_expert(in.ids, T, in.k, E, q10_tile_pairs(tile), ws.grouping_, stream);
+      launch_group_by_expert(in.ids, T, in.k, E, hopper ? kHopperQ10Pairs : q10_tile_pairs(tile),
+                             ws.grouping_, stream);
 
   Q10ProductArgs base;
   base.pair_token = g.pair_token;
@@ -121,7 +142,13 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   gu.gate_out = ws.keep_h ? ws.gate_.get() : nullptr;
   gu.up_out = ws.keep_h ? ws.up_.get() : nullptr;
   bool found = visit_format<Q10GateUpFormats>(layer.gate.type, [&](auto tag) {
-    launch_q10_gate_up<typename decltype(tag)::Format>(gu, tile, stream);
+    using F = typename decltype(tag)::Format;
+    if (hopper) {
+      HopperQ10Args h{gu, {tensor_end(layer.gate, E, f), tensor_end(layer.up, E, f)}};
+      launch_hopper_q10_gate_up<F>(h, stream);
+    } else {
+      launch_q10_gate_up<F>(gu, tile, stream);
+    }
   });
   require(found, Status::kInternal, "q10 gate/up: format lost between validation and launch");
   // ---- down: h rows are already in sorted-pair order ------------------------------------------
@@ -136,7 +163,13 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   dn.act_scales = ws.h_scales_.get();
   dn.down_out = ws.down_.get();
   found = visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
-    launch_q10_down<typename decltype(tag)::Format>(dn, tile, stream);
+    using F = typename decltype(tag)::Format;
+    if (hopper) {
+      HopperQ10Args h{dn, {tensor_end(layer.down, E, d), nullptr}};
+      launch_hopper_q10_down<F>(h, stream);
+    } else {
+      launch_q10_down<F>(dn, tile, stream);
+    }
   });
   require(found, Status::kInternal, "q10 down: format lost between validation and launch");
   // ---- combine in slot order (the q8 combine: q10 changes no step of it) ----------------------

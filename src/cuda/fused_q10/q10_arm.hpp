@@ -1,4 +1,5 @@
-// The q10 fused arm on the sm_80 kernels (mma.sync m16n8k16 f16), one layer on device pointers:
+// The q10 fused arm, one layer on device pointers -- on sm_90a the Hopper kernels (bulk copies +
+// wgmma f16, hopper_q10_kernel.cuh), elsewhere the sm_80 kernels (mma.sync m16n8k16 f16):
 //
 //   quantise x per 64 (f16 codes) -> group -> gate/up + SwiGLU + h requantised per 64
 //   -> down, one fp32 row per sorted pair -> combine in slot order
@@ -57,6 +58,11 @@ class Q10Workspace {
 
 // Whether the q10 fused kernels carry the layer (formats and geometry).
 bool q10_fused_supports(const MoeLayerWeights& layer);
+// Whether the sm_90a kernels (bulk copies + wgmma f16) carry it too, and whether this run takes
+// them: an sm_90 device with the build's 90a image, unless STRATA_PF_Q10_HOPPER=0 (the sm_80
+// kernels, for A/B runs). Either gives the same bits.
+bool q10_hopper_supports(const MoeLayerWeights& layer);
+bool use_q10_hopper(const MoeLayerWeights& layer);
 
 // y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
 // false, kInvalidArgument naming the argument, kCuda.

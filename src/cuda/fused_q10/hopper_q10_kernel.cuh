@@ -1,0 +1,466 @@
+// Device code of the q10 Hopper kernels (sm_90a; included by the per-format instantiation files).
+//
+// A persistent grid walks the work items (64-pair tile of an expert x 256 weight columns), from the
+// tile offsets built on the device. Warp-specialised, per CTA:
+//   - producer (warpgroup 0): per K stage, waits until a shared slot is free (`empty` mbarrier),
+//     then moves the stage's raw weight blocks of every column (one bulk copy per weight row: the
+//     16-byte-aligned span around its blocks) and the f16 activation codes of every pair of the
+//     tile (one bulk copy per pair) with the bulk copy engine onto the slot's `full` mbarrier; the
+//     activation scales (one per 64 values) and weight bytes outside the tensor's aligned span go
+//     by ordinary loads and stores before the arrival;
+//   - consumers (warpgroups 1 and 2, 128 weight columns each): per span of 64 values, decode their
+//     columns' raw blocks into f16 integer core matrices (TablePiece<F>: the format's wide decode,
+//     |w| <= W_f), then S/16 wgmma m64n128k16 f32.f16.f16 with the activations from registers
+//     (ldmatrix), the accumulator restarted on the span's first step: the exact integer span dot.
+//     While those run, the next span is decoded into the other B buffer; then each element is
+//     folded by fold_span<F>'s operations, acc = fmaf(dot, w_scale * a_scale, acc), in span order.
+// Gate/up interleave their rows per feature (column 2i gate, 2i + 1 up of feature i), so a lane
+// holds gate and up of the same (pair, feature) and a consumer's 128 columns are one 64-feature
+// requantisation block: SwiGLU and the q10 requant (quantize_block_q10's operations, max and sums
+// over the 4 lanes of a row by xor-shuffles) stay in registers. Down writes one fp32 row per pair.
+// NOTE: no split-K, no reordering of spans: the bits are the q10 CPU arms'.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/common/async_sm90.cuh"
+#include "cuda/common/check.hpp"
+#include "cuda/common/ptx.cuh"
+#include "cuda/fused_hopper/span_copy.hpp"
+#include "cuda/fused_q10/hopper_q10_decode.hpp"
+#include "cuda/fused_q10/hopper_q10_products.hpp"
+#include "cuda/mma/span_mma.cuh"
+#include "cuda/mma/wgmma_f16.cuh"
+#include "cuda/pipeline/tile_lookup.hpp"
+#include "pipeline/arith.hpp"
+#include "pipeline/arith_q10.hpp"
+
+namespace strata::cuda::fused_q10 {
+
+// NOTE: a configuration changes speed, never results: every (pair, weight row) accumulator starts
+// at 0.0f and folds the spans of the whole row strictly in order, whatever the tile.
+template <class F, int Ops, int StageValues, int Stages>
+struct HopperQ10Tile {
+  static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
+  static constexpr int kStageValues = StageValues;    // K values per pipeline stage
+  static constexpr int kSpan = F::kWideSpan;          // K values per span (one fold)
+  static constexpr int kSpansPerStage = StageValues / kSpan;
+  static constexpr int kSteps = kSpan / 16;           // wgmma k16 steps per span
+  static constexpr int kPairs = kHopperQ10Pairs;      // routed pairs per CTA tile (wgmma M)
+  static constexpr int kWgCols = 128;                 // weight columns per consumer (wgmma N)
+  static constexpr int kCtaCols = 2 * kWgCols;
+  static constexpr int kStages = Stages;              // raw-block + activation stages in flight
+  static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
+  static constexpr int kThreads = 384;                // producer warpgroup + two consumers
+  // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave.
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
+  static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
+  static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
+  // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
+  // disjoint banks.
+  static constexpr int kActStrideHalves = StageValues + 8;
+  static constexpr int kActBlocks = StageValues / kQ10BlockValues;  // scales per pair and stage
+  // B tile of one span: core matrices of 8 columns x 16 bytes (8 f16 of k); the K-adjacent core
+  // matrices of a column group are contiguous (leading offset 128), groups follow each other.
+  static constexpr int kCoreLeadingBytes = 128;
+  static constexpr int kCoreStrideBytes = 8 * kSpan * 2;
+  static constexpr int kBBytes = kWgCols * kSpan * 2;  // one consumer's B tile of one span
+  static constexpr int kPiecesPerSpan = kSpan / 32;
+  static constexpr int kDecodeTasks = kWgCols * kPiecesPerSpan / 128;  // pieces per thread and span
+
+  static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
+  static_assert(kSpan == 64, "pieces of 32 values, two per span (extend TablePiece for S < 64)");
+  static_assert(StageValues % F::kBlockValues == 0 && StageValues % kQ10BlockValues == 0,
+                "whole blocks and whole activation blocks per stage");
+  static_assert(kPairs == 64, "one m64 row tile per consumer");
+  static_assert(Ops == 1 || kWgCols == 2 * kQ10BlockValues,
+                "a consumer's columns are one 64-feature requant block");
+  static_assert(kWgCols * kPiecesPerSpan % 128 == 0, "decode tasks spread evenly over a warpgroup");
+  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
+                "setmaxnreg cannot hand out more registers than the launch gave");
+  static_assert(Stages >= 2, "the producer runs at least one stage ahead");
+};
+
+template <class Tile>
+struct HopperQ10Slot {
+  alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];        // raw blocks, aligned spans
+  alignas(16) __half acts[Tile::kPairs][Tile::kActStrideHalves];    // [pair][k] f16 codes
+  alignas(16) float act_scale[Tile::kPairs][Tile::kActBlocks];      // [pair][64-value block]
+};
+
+template <class F, class Tile>
+struct HopperQ10Shared {
+  uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
+  uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
+  uint32_t table[TablePiece<F>::kTableWords];
+  alignas(128) uint8_t b[2][2][Tile::kBBytes];        // [consumer][buffer] core matrices, f16
+  alignas(16) float b_scale[2][2][Tile::kWgCols];     // [consumer][buffer][column] span scale
+  alignas(128) HopperQ10Slot<Tile> slot[Tile::kStages];
+};
+
+template <class F, class Tile>
+constexpr size_t hopper_q10_shared_bytes() {
+  return sizeof(HopperQ10Shared<F, Tile>);
+}
+
+struct HopperQ10Item {
+  int expert;
+  int32_t pair_begin;
+  int pair_count;
+  int col_begin;  // in interleaved columns (2 per feature for gate/up)
+};
+
+template <class Tile>
+__device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, int64_t item,
+                                                         int col_blocks) {
+  HopperQ10Item w;
+  const auto tile = static_cast<int32_t>(item / col_blocks);
+  w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
+  w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
+  w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
+  w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
+  return w;
+}
+
+// The weight row behind CTA column n of an item, or null past the tensor's rows.
+template <class Tile>
+__device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& args, const HopperQ10Item& w,
+                                                         int n, int& op) {
+  op = Tile::kOps == 2 ? n % 2 : 0;
+  const int row = (w.col_begin + n) / Tile::kOps;
+  if (row >= args.out_rows) return nullptr;
+  return args.weights[op] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[op] +
+         static_cast<size_t>(row) * args.row_bytes;
+}
+
+// ---- producer ------------------------------------------------------------------------------------
+// Thread pt (0..127) moves CTA columns pt and pt + 128 and, for pt < 64, pair pt of the tile.
+template <class F, class Tile>
+__device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
+                                                    int64_t n_items, int col_blocks, int n_stages) {
+  const Q10ProductArgs& args = a.p;
+  uint32_t use = 0;  // stages produced so far by this CTA
+  const int act_blocks_per_row = args.in_features / kQ10BlockValues;
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
+    const bool has_pair = pt < w.pair_count;
+    const int64_t act_row =
+        !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
+    for (int stage = 0; stage < n_stages; ++stage, ++use) {
+      const int s = static_cast<int>(use % Tile::kStages);
+      if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
+      HopperQ10Slot<Tile>& slot = sm.slot[s];
+      if (has_pair) {  // activation scales: ordinary stores, released by the arrival below
+        const float* src = args.act_scales + act_row * act_blocks_per_row + stage * Tile::kActBlocks;
+#pragma unroll
+        for (int q = 0; q < Tile::kActBlocks; ++q) slot.act_scale[pt][q] = src[q];
+      }
+      // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte count;
+      // pass 2, after the arrival that announces the bytes: the bulk copies.
+      uint32_t bytes = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+#pragma unroll
+        for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
+          const int n = pt + 128 * i;
+          int op = 0;
+          const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+          if (row == nullptr) continue;
+          const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+          uint32_t offset = 0;
+          const uint32_t size = fused_hopper::span_copy_plan(slot.raw[n], src, Tile::kRawBytes, args.weights[op],
+                                                             a.weights_end[op], pass == 0, offset);
+          if (pass == 0) bytes += size;
+          else if (size > 0)
+            bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+                          &sm.full[s]);
+        }
+        if (has_pair) {
+          constexpr uint32_t kActBytes = Tile::kStageValues * sizeof(__half);
+          if (pass == 0) {
+            bytes += kActBytes;
+          } else {
+            bulk_copy_g2s(slot.acts[pt],
+                          args.act_codes + act_row * args.in_features + static_cast<int64_t>(stage) * Tile::kStageValues,
+                          kActBytes, &sm.full[s]);
+          }
+        }
+        if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this thread's stores
+      }
+    }
+  }
+}
+
+// ---- consumer pieces -----------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t pack_half2(int16_t lo, int16_t hi) {
+  // |w| <= 2048: exact in f16.
+  const __half2 h = __halves2half2(__short2half_rn(lo), __short2half_rn(hi));
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// Decodes span `sis` of the stage in `slot` for consumer c's columns into B buffer `buf`.
+template <class F, class Tile>
+__device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
+                                                       const HopperQ10Slot<Tile>& slot, const HopperQ10Item& w,
+                                                       int c, int t, int stage, int sis, int buf) {
+#pragma unroll
+  for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+    const int task = t + 128 * i;
+    const int local = task % Tile::kWgCols;  // column within the consumer
+    const int piece = task / Tile::kWgCols;  // 32-value piece of the span
+    const int n = c * Tile::kWgCols + local;
+    int op = 0;
+    const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+    uint32_t h2[16];
+    float scale = 0.0f;
+    if (row != nullptr) {
+      const uintptr_t src = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(stage) * Tile::kRawBytes;
+      const int value0 = sis * Tile::kSpan;  // first value of the span within the stage
+      const uint8_t* block = slot.raw[n] + (src & 15u) + (value0 / F::kBlockValues) * F::kBlockBytes;
+      int16_t wv[32];
+      WideScale ws;
+      TablePiece<F>::decode(block, (value0 % F::kBlockValues) / Tile::kSpan, piece, sm.table, wv, ws);
+#pragma unroll
+      for (int q = 0; q < 16; ++q) h2[q] = pack_half2(wv[2 * q], wv[2 * q + 1]);
+      scale = ws.scale;
+    } else {
+#pragma unroll
+      for (int q = 0; q < 16; ++q) h2[q] = 0u;
+    }
+    uint8_t* core = sm.b[c][buf] + (local / 8) * Tile::kCoreStrideBytes + (4 * piece) * Tile::kCoreLeadingBytes +
+                    (local % 8) * 16;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      *reinterpret_cast<uint4*>(core + q * Tile::kCoreLeadingBytes) =
+          make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
+    if (piece == 0) sm.b_scale[c][buf][local] = scale;
+  }
+}
+
+template <class F, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const HopperQ10Args a) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
+  static_assert(!F::kHasOffset, "offset formats need the activation span sums in the fold (not carried yet)");
+  using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
+  static_assert(Span::kSteps == Tile::kSteps, "one wgmma k16 step per 16 values of the span");
+  extern __shared__ __align__(128) uint8_t shared_raw[];
+  HopperQ10Shared<F, Tile>& sm = *reinterpret_cast<HopperQ10Shared<F, Tile>*>(shared_raw);
+  const Q10ProductArgs& args = a.p;
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  const int n_stages = args.in_features / Tile::kStageValues;
+  const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
+  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
+
+  for (int i = tid; i < TablePiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = TablePiece<F>::table_word(i);
+  if (tid == 0) {
+    for (int s = 0; s < Tile::kStages; ++s) {
+      mbarrier_init(&sm.full[s], 128);   // one arrival per producer thread, plus the bulk bytes
+      mbarrier_init(&sm.empty[s], 256);  // one arrival per consumer thread
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    setmaxnreg_decrease<Tile::kProducerRegisters>();
+    hopper_q10_producer<F, Tile>(a, sm, tid, n_items, col_blocks, n_stages);
+    return;
+  }
+
+  // ---- consumers -------------------------------------------------------------------------------
+  setmaxnreg_increase<Tile::kConsumerRegisters>();
+  const int c = warpgroup - 1;          // consumer: columns [c * kWgCols, (c + 1) * kWgCols)
+  const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
+  const int warp = t / 32, lane = t % 32;
+  const int group = lane / 4, tig = lane % 4;
+  const uint32_t bar_id = 1 + c;
+  const uint32_t b_base = shared_address(sm.b[c][0]);  // buffer 1 follows at + kBBytes
+  const int n_spans = n_stages * Tile::kSpansPerStage;
+  uint32_t use = 0;  // stages consumed so far by this CTA
+
+  float span_dot[Tile::kAccRegs];
+#pragma unroll
+  for (int r = 0; r < Tile::kAccRegs; ++r) span_dot[r] = 0.0f;
+
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
+    float acc[Tile::kAccRegs];
+#pragma unroll
+    for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
+
+    // ---- prologue: the item's first span decoded into buffer 0 --------------------------------
+    mbarrier_wait(&sm.full[use % Tile::kStages], (use / Tile::kStages) & 1u);
+    hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, c, t, 0, 0, 0);
+    fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
+    named_barrier_sync(bar_id, 128);
+
+#pragma unroll 1
+    for (int u = 0; u < n_spans; ++u) {
+      const int stage = u / Tile::kSpansPerStage, sis = u % Tile::kSpansPerStage, buf = u & 1;
+      const uint32_t slot_index = (use + stage) % Tile::kStages;
+      const HopperQ10Slot<Tile>& slot = sm.slot[slot_index];
+
+      // ---- the span's exact integer dot: S/16 wgmma k16 steps, accumulator restarted -----------
+      uint32_t a_frag[Tile::kSteps][4];
+#pragma unroll
+      for (int step = 0; step < Tile::kSteps; ++step)
+        ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
+                    &slot.acts[16 * warp + lane % 16][sis * Tile::kSpan + 16 * step + 8 * (lane / 16)]);
+      mma::fence_accumulators(span_dot);
+      mma::wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < Tile::kSteps; ++step) {
+        const uint64_t desc = mma::wgmma_desc(b_base + buf * Tile::kBBytes + 2 * step * Tile::kCoreLeadingBytes,
+                                              Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
+        Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[step], desc, step);
+      }
+      mma::wgmma_commit();
+
+      // ---- while the products run: the next span into the other buffer ------------------------
+      if (u + 1 < n_spans) {
+        const int next_stage = (u + 1) / Tile::kSpansPerStage, next_sis = (u + 1) % Tile::kSpansPerStage;
+        const uint32_t next_use = use + next_stage;
+        if (next_sis == 0) mbarrier_wait(&sm.full[next_use % Tile::kStages], (next_use / Tile::kStages) & 1u);
+        hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, c, t, next_stage, next_sis,
+                                        buf ^ 1);
+        fence_proxy_async_shared();
+      }
+      mma::wgmma_wait<0>();
+      mma::fence_accumulators(span_dot);
+
+      // ---- fold: fold_span<F> for a format without offsets, one for one ------------------------
+      if (16 * warp < w.pair_count) {  // else the warp's 16 rows are all padding
+        const int pair0 = 16 * warp + group;
+        const int ablock = (sis * Tile::kSpan) / kQ10BlockValues;
+        const float a_scale[2] = {slot.act_scale[pair0][ablock], slot.act_scale[pair0 + 8][ablock]};
+#pragma unroll
+        for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
+          const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[c][buf][8 * j + 2 * tig]);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = 4 * j + 2 * h;
+            acc[r] = fmaf(span_dot[r], w_scale.x * a_scale[h], acc[r]);
+            acc[r + 1] = fmaf(span_dot[r + 1], w_scale.y * a_scale[h], acc[r + 1]);
+          }
+        }
+      }
+      if (sis == Tile::kSpansPerStage - 1) mbarrier_arrive(&sm.empty[slot_index]);  // the stage is read
+      // Every warp has read buffer `buf` (its products waited) and written the next one.
+      named_barrier_sync(bar_id, 128);
+    }
+    use += n_stages;
+
+    // ---- epilogue ----------------------------------------------------------------------------
+    if constexpr (Tile::kOps == 2) {
+      // Lane holds gate (r even) and up (r odd) of feature feature_base + 4j + tig, pairs group and
+      // group + 8; the consumer's 64 features are one requantisation block.
+      const int f = args.out_rows;
+      const int feature_base = (w.col_begin + c * Tile::kWgCols) / 2;
+      const int n_blocks = f / kQ10BlockValues;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int pair = 16 * warp + group + 8 * h;
+        float hv[16];
+        float amax = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          const int r = 4 * j + 2 * h;
+          hv[j] = swiglu(acc[r], acc[r + 1]);
+          amax = fmaxf(amax, fabsf(hv[j]));
+        }
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        // NOTE: the operations of quantize_block_q10 (pipeline/arith_q10.hpp), one for one.
+        const float scale = amax / static_cast<float>(kQ10MaxCode);
+        int code[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          float rq = (scale == 0.0f) ? 0.0f : roundf(hv[j] / scale);
+          rq = fminf(fmaxf(rq, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
+          code[j] = static_cast<int>(rq);
+        }
+        int sums[4];
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          sums[s] = code[4 * s] + code[4 * s + 1] + code[4 * s + 2] + code[4 * s + 3];
+          sums[s] += __shfl_xor_sync(0xffffffffu, sums[s], 1);
+          sums[s] += __shfl_xor_sync(0xffffffffu, sums[s], 2);
+        }
+        if (pair < w.pair_count && feature_base < f) {  // f % 64 == 0: all 64 valid or none
+          const int64_t out_row = static_cast<int64_t>(w.pair_begin) + pair;
+#pragma unroll
+          for (int j = 0; j < 16; ++j) {
+            const int64_t at = out_row * f + feature_base + 4 * j + tig;
+            const int r = 4 * j + 2 * h;
+            args.h_codes[at] = __int2half_rn(code[j]);
+            if (args.h_out != nullptr) args.h_out[at] = hv[j];
+            if (args.gate_out != nullptr) args.gate_out[at] = acc[r];
+            if (args.up_out != nullptr) args.up_out[at] = acc[r + 1];
+          }
+          if (tig == 0) {
+            args.h_scales[out_row * n_blocks + feature_base / kQ10BlockValues] = scale;
+#pragma unroll
+            for (int s = 0; s < 4; ++s) args.h_sums[out_row * (f / kQ10SumValues) + feature_base / kQ10SumValues + s] = sums[s];
+          }
+        }
+      }
+    } else {
+      const int rows = args.out_rows;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int pair = 16 * warp + group + 8 * h;
+        if (pair >= w.pair_count) continue;
+        float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
+#pragma unroll
+        for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
+          const int row = w.col_begin + c * Tile::kWgCols + 8 * j + 2 * tig;
+          if (row < rows) out[row] = acc[4 * j + 2 * h];
+          if (row + 1 < rows) out[row + 1] = acc[4 * j + 2 * h + 1];
+        }
+      }
+    }
+  }
+#else
+  (void)a;
+  __trap();
+#endif
+}
+
+template <class F, class Tile>
+void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
+  constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
+  static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
+  auto kernel = hopper_q10_kernel<F, Tile>;
+  static int sms = 0;  // the SM count of the device, once
+  if (sms == 0) {
+    int device = 0, count = 0;
+    STRATA_CUDA_CHECK(cudaGetDevice(&device));
+    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+    sms = count;
+  }
+  kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
+  STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
+}
+
+// Stages of 256 values for gate/up (one IQ3_S block per row); down in stages of 128 values when f
+// allows, else 64.
+template <class F>
+void launch_hopper_q10_gate_up(const HopperQ10Args& args, cudaStream_t stream) {
+  launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2>>(args, stream);
+}
+
+template <class F>
+void launch_hopper_q10_down(const HopperQ10Args& args, cudaStream_t stream) {
+  if (args.p.in_features % 128 == 0) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 3>>(args, stream);
+  else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4>>(args, stream);
+}
+
+}  // namespace strata::cuda::fused_q10

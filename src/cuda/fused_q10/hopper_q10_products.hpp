@@ -1,0 +1,23 @@
+// The q10 Hopper kernels (sm_90a: bulk copies + wgmma f16, warp-specialised): gate/up + SwiGLU + h
+// requantised per 64 features, and down to one fp32 row per sorted pair. Host-side view.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "cuda/fused_q10/q10_products.hpp"
+
+namespace strata::cuda::fused_q10 {
+
+// Routed pairs per CTA tile of the Hopper kernels (the tile offsets are built for it).
+inline constexpr int kHopperQ10Pairs = 64;
+
+struct HopperQ10Args {
+  Q10ProductArgs p;                                    // as the sm_80 kernels take them
+  const uint8_t* weights_end[2] = {nullptr, nullptr};  // one past the last byte a row may reach
+};
+
+template <class F>
+void launch_hopper_q10_gate_up(const HopperQ10Args& args, cudaStream_t stream);
+template <class F>
+void launch_hopper_q10_down(const HopperQ10Args& args, cudaStream_t stream);
+
+}  // namespace strata::cuda::fused_q10
