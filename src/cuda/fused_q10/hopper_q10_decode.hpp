@@ -11,6 +11,13 @@
 #include "formats/q2_0.hpp"
 #include "formats/tables.hpp"
 
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+
+#include "cuda/production/block_decode_iq3_s.hpp"
+#include "cuda/production/block_decode_q2_0.hpp"
+#endif
+
 namespace strata::cuda::fused_q10 {
 
 // Generic: the traits' wide decode, no table.
@@ -54,5 +61,67 @@ struct TablePiece<Iq3S> {
     s.offset = 0.0f;
   }
 };
+
+#if defined(__CUDACC__)
+// ---- the device path: f16 pairs straight from the int8 sub-block decoders ----------------------
+// One piece = one int8 sub-block (production::BlockDecoder<F>: eight words of four signed codes
+// q). Each code becomes the f16 integer w = q * multiplier without a conversion instruction per
+// value: byte ^ 0x80 is q + 128 in 0..255, __byte_perm puts it under the f16 bits 0x64.., which is
+// 1024 + q + 128 exactly, and one fused multiply-add per pair gives (1152 + q) * m - 1152 * m =
+// q * m. The FMA rounds once and q * m is an integer of at most 11 bits, so the result is exact;
+// 1152 * m needs at most 9 significant bits (m <= 31), so the bias is exact too. The result
+// equals TablePiece<F> (the CPU tests compare that one with decode_wide; the GPU tests compare the
+// kernels' bits with the CPU arms).
+__device__ __forceinline__ void widen_codes_f16(const uint32_t (&words)[8], int multiplier,
+                                                uint32_t (&h2)[16] /*value pairs, lower k low*/) {
+  const __half2 m2 = __half2half2(__int2half_rn(multiplier));
+  const __half2 bias = __half2half2(__int2half_rn(-1152 * multiplier));
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t biased = words[i] ^ 0x80808080u;
+    const uint32_t lo = __byte_perm(biased, 0x64646464u, 0x4140);
+    const uint32_t hi = __byte_perm(biased, 0x64646464u, 0x4342);
+    const __half2 w_lo = __hfma2(*reinterpret_cast<const __half2*>(&lo), m2, bias);
+    const __half2 w_hi = __hfma2(*reinterpret_cast<const __half2*>(&hi), m2, bias);
+    h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
+    h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+  }
+}
+
+template <class F>
+struct HalfPiece;  // a format the Hopper kernels carry gives its specialisation here
+
+// IQ3_S: piece = sub-block 2*span + piece, multiplier 1 + 2s, span scale d.
+template <>
+struct HalfPiece<Iq3S> {
+  using Decoder = production::BlockDecoder<Iq3S>;
+  static constexpr int kTableWords = Decoder::kTableWords;
+  __device__ __forceinline__ static uint32_t table_word(int i) { return Decoder::table_word(i); }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int span, int piece, const uint32_t* grid,
+                                                uint32_t (&h2)[16], float& scale) {
+    const auto raw = Decoder::load_raw(block, 2 * span + piece, production::PlainLoad{});
+    uint32_t words[8];
+    float sub_block_scale;
+    Decoder::decode(raw, grid, words, sub_block_scale);
+    widen_codes_f16(words, 1 + 2 * static_cast<int>((raw.meta >> 24) & 0xFu), h2);
+    scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
+  }
+};
+
+// Q2_0: piece = sub-block 2*span + piece, multiplier 1, span scale d.
+template <>
+struct HalfPiece<Q2_0> {
+  using Decoder = production::BlockDecoder<Q2_0>;
+  static constexpr int kTableWords = 1;
+  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int span, int piece, const uint32_t* table,
+                                                uint32_t (&h2)[16], float& scale) {
+    const auto raw = Decoder::load_raw(block, 2 * span + piece, production::PlainLoad{});
+    uint32_t words[8];
+    Decoder::decode(raw, table, words, scale);
+    widen_codes_f16(words, 1, h2);
+  }
+};
+#endif
 
 }  // namespace strata::cuda::fused_q10

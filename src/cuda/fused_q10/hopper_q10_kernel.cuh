@@ -9,7 +9,7 @@
 //     activation scales (one per 64 values) and weight bytes outside the tensor's aligned span go
 //     by ordinary loads and stores before the arrival;
 //   - consumers (warpgroups 1 and 2, 128 weight columns each): per span of 64 values, decode their
-//     columns' raw blocks into f16 integer core matrices (TablePiece<F>: the format's wide decode,
+//     columns' raw blocks into f16 integer core matrices (HalfPiece<F>: the format's wide decode,
 //     |w| <= W_f), then S/16 wgmma m64n128k16 f32.f16.f16 with the activations from registers
 //     (ldmatrix), the accumulator restarted on the span's first step: the exact integer span dot.
 //     While those run, the next span is decoded into the other B buffer; then each element is
@@ -97,7 +97,7 @@ template <class F, class Tile>
 struct HopperQ10Shared {
   uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
   uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
-  uint32_t table[TablePiece<F>::kTableWords];
+  uint32_t table[HalfPiece<F>::kTableWords];
   alignas(128) uint8_t b[2][2][Tile::kBBytes];        // [consumer][buffer] core matrices, f16
   alignas(16) float b_scale[2][2][Tile::kWgCols];     // [consumer][buffer][column] span scale
   alignas(128) HopperQ10Slot<Tile> slot[Tile::kStages];
@@ -196,12 +196,6 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 }
 
 // ---- consumer pieces -----------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t pack_half2(int16_t lo, int16_t hi) {
-  // |w| <= 2048: exact in f16.
-  const __half2 h = __halves2half2(__short2half_rn(lo), __short2half_rn(hi));
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-
 // Decodes span `sis` of the stage in `slot` for consumer c's columns into B buffer `buf`.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
@@ -221,12 +215,7 @@ __device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& arg
       const uintptr_t src = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(stage) * Tile::kRawBytes;
       const int value0 = sis * Tile::kSpan;  // first value of the span within the stage
       const uint8_t* block = slot.raw[n] + (src & 15u) + (value0 / F::kBlockValues) * F::kBlockBytes;
-      int16_t wv[32];
-      WideScale ws;
-      TablePiece<F>::decode(block, (value0 % F::kBlockValues) / Tile::kSpan, piece, sm.table, wv, ws);
-#pragma unroll
-      for (int q = 0; q < 16; ++q) h2[q] = pack_half2(wv[2 * q], wv[2 * q + 1]);
-      scale = ws.scale;
+      HalfPiece<F>::decode(block, (value0 % F::kBlockValues) / Tile::kSpan, piece, sm.table, h2, scale);
     } else {
 #pragma unroll
       for (int q = 0; q < 16; ++q) h2[q] = 0u;
@@ -258,7 +247,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
-  for (int i = tid; i < TablePiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = TablePiece<F>::table_word(i);
+  for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
   if (tid == 0) {
     for (int s = 0; s < Tile::kStages; ++s) {
       mbarrier_init(&sm.full[s], 128);   // one arrival per producer thread, plus the bulk bytes
