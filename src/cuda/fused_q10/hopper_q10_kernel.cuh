@@ -1,6 +1,6 @@
 // Device code of the q10 Hopper kernels (sm_90a; included by the per-format instantiation files).
 //
-// A persistent grid walks the work items (64-pair tile of an expert x 256 weight columns), from the
+// A persistent grid walks the work items (pair tile of an expert x block of weight columns), from the
 // tile offsets built on the device. Warp-specialised, per CTA:
 //   - producer (warpgroup 0): per K stage, waits until a shared slot is free (`empty` mbarrier),
 //     then moves the stage's raw weight blocks of every column (one bulk copy per weight row: the
@@ -41,16 +41,24 @@ namespace strata::cuda::fused_q10 {
 
 // NOTE: a configuration changes speed, never results: every (pair, weight row) accumulator starts
 // at 0.0f and folds the spans of the whole row strictly in order, whatever the tile.
-template <class F, int Ops, int StageValues, int Stages>
+//   Pairs = 64:  the consumers split the columns: each multiplies the tile's 64 pairs by its own 128
+//                columns (256 per CTA) from its own B tile;
+//   Pairs = 128: the consumers split the pairs: each multiplies its 64 pairs by the CTA's 128
+//                columns from one B tile they decode together (half the decode per pair).
+template <class F, int Ops, int StageValues, int Stages, int Pairs>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
   static constexpr int kStageValues = StageValues;    // K values per pipeline stage
   static constexpr int kSpan = F::kWideSpan;          // K values per span (one fold)
   static constexpr int kSpansPerStage = StageValues / kSpan;
   static constexpr int kSteps = kSpan / 16;           // wgmma k16 steps per span
-  static constexpr int kPairs = kHopperQ10Pairs;      // routed pairs per CTA tile (wgmma M)
+  static constexpr int kPairs = Pairs;                // routed pairs per CTA tile
+  static constexpr bool kPairSplit = Pairs == 128;    // consumers split the pairs, share the columns
+  static constexpr int kConsumerPairs = 64;           // pairs per consumer (wgmma M)
   static constexpr int kWgCols = 128;                 // weight columns per consumer (wgmma N)
-  static constexpr int kCtaCols = 2 * kWgCols;
+  static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
+  static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
+  static constexpr int kDecodeThreads = kPairSplit ? 256 : 128;  // threads decoding one B tile
   static constexpr int kStages = Stages;              // raw-block + activation stages in flight
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
   static constexpr int kThreads = 384;                // producer warpgroup + two consumers
@@ -71,16 +79,17 @@ struct HopperQ10Tile {
   static constexpr int kCoreStrideBytes = 8 * kSpan * 2;
   static constexpr int kBBytes = kWgCols * kSpan * 2;  // one consumer's B tile of one span
   static constexpr int kPiecesPerSpan = kSpan / 32;
-  static constexpr int kDecodeTasks = kWgCols * kPiecesPerSpan / 128;  // pieces per thread and span
+  static constexpr int kDecodeTasks = kWgCols * kPiecesPerSpan / kDecodeThreads;  // pieces per thread, span
 
   static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
   static_assert(kSpan == 64, "pieces of 32 values, two per span (extend TablePiece for S < 64)");
   static_assert(StageValues % F::kBlockValues == 0 && StageValues % kQ10BlockValues == 0,
                 "whole blocks and whole activation blocks per stage");
-  static_assert(kPairs == 64, "one m64 row tile per consumer");
+  static_assert(Pairs == 64 || Pairs == 128, "one m64 row tile per consumer");
   static_assert(Ops == 1 || kWgCols == 2 * kQ10BlockValues,
                 "a consumer's columns are one 64-feature requant block");
-  static_assert(kWgCols * kPiecesPerSpan % 128 == 0, "decode tasks spread evenly over a warpgroup");
+  static_assert(kWgCols * kPiecesPerSpan % kDecodeThreads == 0, "decode tasks spread evenly");
+  static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
   static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(Stages >= 2, "the producer runs at least one stage ahead");
@@ -98,8 +107,8 @@ struct HopperQ10Shared {
   uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
   uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
   uint32_t table[HalfPiece<F>::kTableWords];
-  alignas(128) uint8_t b[2][2][Tile::kBBytes];        // [consumer][buffer] core matrices, f16
-  alignas(16) float b_scale[2][2][Tile::kWgCols];     // [consumer][buffer][column] span scale
+  alignas(128) uint8_t b[Tile::kBSets][2][Tile::kBBytes];    // [set][buffer] core matrices, f16
+  alignas(16) float b_scale[Tile::kBSets][2][Tile::kWgCols]; // [set][buffer][column] span scale
   alignas(128) HopperQ10Slot<Tile> slot[Tile::kStages];
 };
 
@@ -139,7 +148,7 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 }
 
 // ---- producer ------------------------------------------------------------------------------------
-// Thread pt (0..127) moves CTA columns pt and pt + 128 and, for pt < 64, pair pt of the tile.
+// Thread pt (0..127) moves CTA columns pt (and pt + 128) and pair pt of the tile.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
                                                     int64_t n_items, int col_blocks, int n_stages) {
@@ -196,17 +205,18 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 }
 
 // ---- consumer pieces -----------------------------------------------------------------------------
-// Decodes span `sis` of the stage in `slot` for consumer c's columns into B buffer `buf`.
+// Decodes span `sis` of the stage in `slot` into B set `set` (its columns start at CTA column
+// set * kWgCols), buffer `buf`; `t` is the thread among the set's kDecodeThreads decoders.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
                                                        const HopperQ10Slot<Tile>& slot, const HopperQ10Item& w,
-                                                       int c, int t, int stage, int sis, int buf) {
+                                                       int set, int t, int stage, int sis, int buf) {
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
-    const int task = t + 128 * i;
-    const int local = task % Tile::kWgCols;  // column within the consumer
+    const int task = t + Tile::kDecodeThreads * i;
+    const int local = task % Tile::kWgCols;  // column within the set
     const int piece = task / Tile::kWgCols;  // 32-value piece of the span
-    const int n = c * Tile::kWgCols + local;
+    const int n = set * Tile::kWgCols + local;
     int op = 0;
     const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
     uint32_t h2[16];
@@ -220,13 +230,13 @@ __device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& arg
 #pragma unroll
       for (int q = 0; q < 16; ++q) h2[q] = 0u;
     }
-    uint8_t* core = sm.b[c][buf] + (local / 8) * Tile::kCoreStrideBytes + (4 * piece) * Tile::kCoreLeadingBytes +
+    uint8_t* core = sm.b[set][buf] + (local / 8) * Tile::kCoreStrideBytes + (4 * piece) * Tile::kCoreLeadingBytes +
                     (local % 8) * 16;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       *reinterpret_cast<uint4*>(core + q * Tile::kCoreLeadingBytes) =
           make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
-    if (piece == 0) sm.b_scale[c][buf][local] = scale;
+    if (piece == 0) sm.b_scale[set][buf][local] = scale;
   }
 }
 
@@ -265,12 +275,19 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
   // ---- consumers -------------------------------------------------------------------------------
   setmaxnreg_increase<Tile::kConsumerRegisters>();
-  const int c = warpgroup - 1;          // consumer: columns [c * kWgCols, (c + 1) * kWgCols)
+  const int c = warpgroup - 1;          // consumer index
   const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
   const int warp = t / 32, lane = t % 32;
   const int group = lane / 4, tig = lane % 4;
-  const uint32_t bar_id = 1 + c;
-  const uint32_t b_base = shared_address(sm.b[c][0]);  // buffer 1 follows at + kBBytes
+  // Pair split: pairs [64c, 64c + 64) against the shared columns; column split: the tile's pairs
+  // against columns [c * kWgCols, (c + 1) * kWgCols).
+  const int set = Tile::kPairSplit ? 0 : c;
+  const int pair_base = Tile::kPairSplit ? Tile::kConsumerPairs * c : 0;
+  const int col_base = set * Tile::kWgCols;
+  const int decoder = Tile::kPairSplit ? tid - 128 : t;  // index among the B tile's decoders
+  const uint32_t bar_id = Tile::kPairSplit ? 1 : 1 + c;  // the threads that share a B tile
+  const uint32_t bar_threads = Tile::kDecodeThreads;
+  const uint32_t b_base = shared_address(sm.b[set][0]);  // buffer 1 follows at + kBBytes
   const int n_spans = n_stages * Tile::kSpansPerStage;
   uint32_t use = 0;  // stages consumed so far by this CTA
 
@@ -286,9 +303,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
     // ---- prologue: the item's first span decoded into buffer 0 --------------------------------
     mbarrier_wait(&sm.full[use % Tile::kStages], (use / Tile::kStages) & 1u);
-    hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, c, t, 0, 0, 0);
+    hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, set, decoder, 0, 0, 0);
     fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
-    named_barrier_sync(bar_id, 128);
+    named_barrier_sync(bar_id, bar_threads);
 
 #pragma unroll 1
     for (int u = 0; u < n_spans; ++u) {
@@ -301,7 +318,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 #pragma unroll
       for (int step = 0; step < Tile::kSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &slot.acts[16 * warp + lane % 16][sis * Tile::kSpan + 16 * step + 8 * (lane / 16)]);
+                    &slot.acts[pair_base + 16 * warp + lane % 16][sis * Tile::kSpan + 16 * step + 8 * (lane / 16)]);
       mma::fence_accumulators(span_dot);
       mma::wgmma_fence();
 #pragma unroll
@@ -317,21 +334,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
         const int next_stage = (u + 1) / Tile::kSpansPerStage, next_sis = (u + 1) % Tile::kSpansPerStage;
         const uint32_t next_use = use + next_stage;
         if (next_sis == 0) mbarrier_wait(&sm.full[next_use % Tile::kStages], (next_use / Tile::kStages) & 1u);
-        hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, c, t, next_stage, next_sis,
-                                        buf ^ 1);
+        hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, set, decoder, next_stage,
+                                        next_sis, buf ^ 1);
         fence_proxy_async_shared();
       }
       mma::wgmma_wait<0>();
       mma::fence_accumulators(span_dot);
 
       // ---- fold: fold_span<F> for a format without offsets, one for one ------------------------
-      if (16 * warp < w.pair_count) {  // else the warp's 16 rows are all padding
-        const int pair0 = 16 * warp + group;
+      if (pair_base + 16 * warp < w.pair_count) {  // else the warp's 16 rows are all padding
+        const int pair0 = pair_base + 16 * warp + group;
         const int ablock = (sis * Tile::kSpan) / kQ10BlockValues;
         const float a_scale[2] = {slot.act_scale[pair0][ablock], slot.act_scale[pair0 + 8][ablock]};
 #pragma unroll
         for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
-          const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[c][buf][8 * j + 2 * tig]);
+          const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[set][buf][8 * j + 2 * tig]);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int r = 4 * j + 2 * h;
@@ -342,7 +359,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       }
       if (sis == Tile::kSpansPerStage - 1) mbarrier_arrive(&sm.empty[slot_index]);  // the stage is read
       // Every warp has read buffer `buf` (its products waited) and written the next one.
-      named_barrier_sync(bar_id, 128);
+      named_barrier_sync(bar_id, bar_threads);
     }
     use += n_stages;
 
@@ -351,11 +368,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       // Lane holds gate (r even) and up (r odd) of feature feature_base + 4j + tig, pairs group and
       // group + 8; the consumer's 64 features are one requantisation block.
       const int f = args.out_rows;
-      const int feature_base = (w.col_begin + c * Tile::kWgCols) / 2;
+      const int feature_base = (w.col_begin + col_base) / 2;
       const int n_blocks = f / kQ10BlockValues;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = 16 * warp + group + 8 * h;
+        const int pair = pair_base + 16 * warp + group + 8 * h;
         float hv[16];
         float amax = 0.0f;
 #pragma unroll
@@ -404,12 +421,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       const int rows = args.out_rows;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = 16 * warp + group + 8 * h;
+        const int pair = pair_base + 16 * warp + group + 8 * h;
         if (pair >= w.pair_count) continue;
         float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
 #pragma unroll
         for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
-          const int row = w.col_begin + c * Tile::kWgCols + 8 * j + 2 * tig;
+          const int row = w.col_begin + col_base + 8 * j + 2 * tig;
           if (row < rows) out[row] = acc[4 * j + 2 * h];
           if (row + 1 < rows) out[row + 1] = acc[4 * j + 2 * h + 1];
         }
@@ -440,16 +457,23 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
 }
 
 // Stages of 256 values for gate/up (one IQ3_S block per row); down in stages of 128 values when f
-// allows, else 64.
+// allows, else 64. `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
 template <class F>
-void launch_hopper_q10_gate_up(const HopperQ10Args& args, cudaStream_t stream) {
-  launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2>>(args, stream);
+void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
+  if (pairs == 128) launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2, 128>>(args, stream);
+  else launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2, 64>>(args, stream);
 }
 
 template <class F>
-void launch_hopper_q10_down(const HopperQ10Args& args, cudaStream_t stream) {
-  if (args.p.in_features % 128 == 0) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 3>>(args, stream);
-  else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4>>(args, stream);
+void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
+  const bool wide = args.p.in_features % 128 == 0;
+  if (pairs == 128) {
+    if (wide) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 4, 128>>(args, stream);
+    else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4, 128>>(args, stream);
+  } else {
+    if (wide) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 3, 64>>(args, stream);
+    else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4, 64>>(args, stream);
+  }
 }
 
 }  // namespace strata::cuda::fused_q10

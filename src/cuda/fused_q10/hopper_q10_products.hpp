@@ -7,8 +7,10 @@
 
 namespace strata::cuda::fused_q10 {
 
-// Routed pairs per CTA tile of the Hopper kernels (the tile offsets are built for it).
-inline constexpr int kHopperQ10Pairs = 64;
+// Routed pairs per CTA tile of the Hopper kernels: 64 (the consumers split the columns) or 128
+// (they split the pairs and decode each weight tile once for both). The tile offsets are built for
+// the one chosen; a speed choice only.
+int hopper_q10_tile_pairs(double mean_pairs_per_expert);
 
 struct HopperQ10Args {
   Q10ProductArgs p;                                    // as the sm_80 kernels take them
@@ -16,8 +18,8 @@ struct HopperQ10Args {
 };
 
 template <class F>
-void launch_hopper_q10_gate_up(const HopperQ10Args& args, cudaStream_t stream);
+void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream);
 template <class F>
-void launch_hopper_q10_down(const HopperQ10Args& args, cudaStream_t stream);
+void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream);
 
 }  // namespace strata::cuda::fused_q10

@@ -39,6 +39,13 @@ const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows)
 
 }  // namespace
 
+int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
+  // STRATA_PF_FUSED_TILE=small|large forces one (tests, tuning).
+  if (env_equals("STRATA_PF_FUSED_TILE", "small")) return 64;
+  if (env_equals("STRATA_PF_FUSED_TILE", "large")) return 128;
+  return mean_pairs_per_expert < kHopperQ10LargeTileMeanPairs ? 64 : 128;
+}
+
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
   return q10_fused_supports(layer) && layer.d % 256 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
 }
@@ -110,13 +117,14 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   // NOTE: the Hopper kernels bulk-copy whole activation rows: the code buffers are cudaMalloc'd and
   // rows of d or f f16 codes (multiples of 64) keep every row start 16-byte aligned.
   const bool hopper = use_q10_hopper(layer);
+  const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
   launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
                            stream);
   // ---- group the pairs by expert; tile offsets of the chosen tile (both kernels use it) -----
   const DeviceGroupingTables g =
-      launch_group_by_expert(in.ids, T, in.k, E, hopper ? kHopperQ10Pairs : q10_tile_pairs(tile),
+      launch_group_by_expert(in.ids, T, in.k, E, hopper ? hopper_pairs : q10_tile_pairs(tile),
                              ws.grouping_, stream);
 
   Q10ProductArgs base;
@@ -145,7 +153,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     using F = typename decltype(tag)::Format;
     if (hopper) {
       HopperQ10Args h{gu, {tensor_end(layer.gate, E, f), tensor_end(layer.up, E, f)}};
-      launch_hopper_q10_gate_up<F>(h, stream);
+      launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
     } else {
       launch_q10_gate_up<F>(gu, tile, stream);
     }
@@ -166,7 +174,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     using F = typename decltype(tag)::Format;
     if (hopper) {
       HopperQ10Args h{dn, {tensor_end(layer.down, E, d), nullptr}};
-      launch_hopper_q10_down<F>(h, stream);
+      launch_hopper_q10_down<F>(h, hopper_pairs, stream);
     } else {
       launch_q10_down<F>(dn, tile, stream);
     }

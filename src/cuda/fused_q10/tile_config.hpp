@@ -46,5 +46,8 @@ using Q10Small = Q10Tile<256, 16, 4, 2, 4, 2>;
 
 // Mean pairs per expert below which the small tile wastes less of each CTA on padding.
 inline constexpr double kQ10SmallTileMeanPairs = 40.0;
+// The Hopper kernels: mean pairs per expert from which the 128-pair tile (one weight decode for
+// twice the pairs) beats the 64-pair one.
+inline constexpr double kHopperQ10LargeTileMeanPairs = 96.0;
 
 }  // namespace strata::cuda::fused_q10
