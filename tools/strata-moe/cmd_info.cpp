@@ -89,8 +89,9 @@ std::string cpu_text(const gguf::BlockPlan& p) {
 std::string cuda_text(const gguf::BlockPlan& p) {
   if (p.kind == gguf::BlockKind::kDense || !p.cpu.empty()) return "-";
   if (!p.cuda.empty()) return "cannot run: " + p.cuda;
-  // q10 has one CUDA arm, the fused kernels on mma.sync f16, over the same formats as q8's arms.
-  return fmt::format("{} (profile q8); fused-sm80 (profile q10){}", fmt::join(p.cuda_arms, ", "),
+  // q10 has one CUDA arm over the same formats as q8's: the fused kernels (wgmma f16 on sm_90a,
+  // mma.sync f16 elsewhere).
+  return fmt::format("{} (profile q8); fused (profile q10){}", fmt::join(p.cuda_arms, ", "),
                      cuda_device_count() > 0 ? "" : "; no CUDA device in this build or machine");
 }
 
@@ -154,7 +155,7 @@ void print_json(const gguf::Model& model, const std::vector<gguf::BlockPlan>& pl
            {"arms", p.cuda_arms},
            {"profiles", p.cpu.empty() && p.cuda.empty() ? nlohmann::json{"q8", "q10"}
                                                         : nlohmann::json::array()},
-           {"q10_arm", p.cpu.empty() && p.cuda.empty() ? "fused-sm80" : ""},
+           {"q10_arm", p.cpu.empty() && p.cuda.empty() ? "fused" : ""},
            {"text", cuda_text(p)}}}});
   }
   out["layers"] = layers;

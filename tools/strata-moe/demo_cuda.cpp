@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cuda/backend/run_layer.hpp"
+#include "cuda/fused_q10/q10_arm.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
@@ -128,7 +129,7 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
   const EnvGuard wmma_guard("STRATA_PF_FUSED_WMMA"), hopper_guard("STRATA_PF_FUSED_HOPPER");
   const bool q10 = numerics == Numerics::kQ10;
   for (const ArmChoice& choice : choices) {
-    // q10 has one CUDA arm in this version: the fused kernels on mma.sync f16 (sm_80 and later).
+    // q10 has one CUDA arm in this version, the fused kernels (wgmma f16 on sm_90a, else mma.sync).
     if (q10 && std::string_view(choice.name) != "fused-sm80") continue;
     if (!q10 && std::string_view(choice.name) == "fused-sm80" && !cuda::fused_hopper::hopper_available()) continue;
     wmma_guard.set(choice.wmma_env);
@@ -152,6 +153,8 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
     // On sm_90a the plain fused request runs the fused-hopper arm: the table says which one ran.
     const bool hopper = !q10 && std::string_view(choice.name) == "fused" && cuda::fused_hopper::use_hopper(choice.arm, layer);
     run.name = hopper ? "fused-hopper" : choice.name;
+    // q10's CUDA arm runs its Hopper kernels on sm_90a, its mma.sync f16 ones elsewhere.
+    if (q10) run.name = cuda::fused_q10::use_q10_hopper(layer) ? "fused-hopper" : "fused-sm80";
     run.median_ms = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (double{ms[mid - 1]} + double{ms[mid]});
     run.y.resize(T * d);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(run.y.data(), y.get(), T * d * sizeof(float),

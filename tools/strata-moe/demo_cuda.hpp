@@ -26,7 +26,8 @@ struct DeviceRuns {
 // runs) and fused-wmma (STRATA_PF_FUSED_WMMA=1; the caller's values are restored afterwards): one warm-up
 // run each, then `timed_runs` timed runs. Throws kUnsupported in a build without CUDA or on a
 // machine without a visible device.
-// With Numerics::kQ10: the q10 arm alone (the fused kernels on mma.sync f16), named fused-sm80.
+// With Numerics::kQ10: the q10 arm alone, named fused-hopper where its sm_90a kernels run, else
+// fused-sm80 (mma.sync f16).
 DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs,
                          Numerics numerics = Numerics::kQ8);
 
