@@ -94,8 +94,9 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const stra
 /* y[t] = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]).  x: [T, d] f32, ids: [T, k] int32 (distinct
  * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32, all 4-byte aligned.
  * 1 <= T <= 2^28, 1 <= k <= min(E, 64), T*k < 2^31, T*d <= 2^34; options->threads <= 1024.
- * options may be NULL (all defaults). A profile the backend has no arm for (q10 on CUDA in this
- * version) is refused with STRATA_MOE_UNSUPPORTED, never run in another profile. */
+ * options may be NULL (all defaults). A profile the backend has no arm for (on CUDA, q10 carries
+ * IQ3_S gate/up and Q2_0 down in this version) is refused with STRATA_MOE_UNSUPPORTED, never run in
+ * another profile. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);
