@@ -55,6 +55,23 @@ STRATA_HD_INLINE void decode_wide_by_sub(const uint8_t* block, int span, int16_t
   }
 }
 
+// Wide decode of a 64-value span of two sub-blocks whose integer multipliers fold into w:
+// w[i] = q[i] * F::wide_multiplier(block, sub, i) with decode_sub's codes q. The caller sets the
+// span's scale: decode_sub's factor without the multiplier. Exact where the multiplier is
+// positive and no code is zero (so a product keeps ggml's sign), which each format states.
+template <class F>
+STRATA_HD_INLINE void fold_wide_multipliers(const uint8_t* block, int span, int16_t* w /*[64]*/) {
+  static_assert(F::kWideSpan == 2 * kSubBlockValues, "a folded span is two sub-blocks");
+  int8_t q[kSubBlockValues];
+  SubScale unused;
+  for (int part = 0; part < 2; ++part) {
+    const int sub = 2 * span + part;
+    F::decode_sub(block, sub, q, unused);
+    for (int i = 0; i < kSubBlockValues; ++i)
+      w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * F::wide_multiplier(block, sub, i));
+  }
+}
+
 // Full-block decode through decode_wide: scale * w (+ offset), the same roundings as ggml.
 template <class F>
 STRATA_HD_INLINE void decode_by_wide(const uint8_t* block, float* out /*[F::kBlockValues]*/) {

@@ -61,19 +61,13 @@ struct Iq1M {
   // into w (w = (8g +- 1) * (2s_h + 1), |w| <= 135), scale d/8: exact products, as in IQ1_S.
   STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
                                     WideScale& s) {
-    int8_t q[kSubBlockValues];
-    SubScale sub_factors;
-    for (int part = 0; part < 2; ++part) {
-      const int sub = 2 * span + part;
-      decode_sub(block, sub, q, sub_factors);
-      const uint16_t word = scale_word(block, sub / 2);
-      for (int i = 0; i < kSubBlockValues; ++i) {
-        const int multiplier = 2 * ((word >> (6 * (sub % 2) + 3 * (i / 16))) & 7) + 1;
-        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
-      }
-    }
+    fold_wide_multipliers<Iq1M>(block, span, w);
     s.scale = super_scale(block) * 0.125f;
     s.offset = 0.0f;
+  }
+  // The odd sub-scale 2s_h + 1 of the 16-value half holding value `value` of sub-block `sub`.
+  STRATA_HD_INLINE static int wide_multiplier(const uint8_t* block, int sub, int value) {
+    return 2 * ((scale_word(block, sub / 2) >> (6 * (sub % 2) + 3 * (value / 16))) & 7) + 1;
   }
 
   STRATA_HD static void decode(const uint8_t* block, float* out) {

@@ -44,18 +44,13 @@ struct Iq1S {
   // integer, so scale * w is the same exact product as ggml's dl * (g + delta).
   STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
                                     WideScale& s) {
-    int8_t q[kSubBlockValues];
-    SubScale sub_factors;
-    for (int part = 0; part < 2; ++part) {
-      const int sub = 2 * span + part;
-      decode_sub(block, sub, q, sub_factors);
-      const uint16_t qh = load_u16le(block + kQhOffset + 2 * sub);
-      const int multiplier = 2 * ((qh >> 12) & 7) + 1;
-      for (int i = 0; i < kSubBlockValues; ++i)
-        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
-    }
+    fold_wide_multipliers<Iq1S>(block, span, w);
     s.scale = load_fp16le(block) * 0.125f;
     s.offset = 0.0f;
+  }
+  // The odd sub-scale 2s + 1 of sub-block `sub`, the same for all 32 values.
+  STRATA_HD_INLINE static int wide_multiplier(const uint8_t* block, int sub, int /*value*/) {
+    return 2 * ((load_u16le(block + kQhOffset + 2 * sub) >> 12) & 7) + 1;
   }
 
   STRATA_HD static void decode(const uint8_t* block, float* out) {

@@ -51,17 +51,13 @@ struct Iq3S {
   // no grid magnitude is zero, so d * w has the sign and bits of ggml's (d * (1 + 2s)) * q.
   STRATA_HD static void decode_wide(const uint8_t* block, int span, int16_t* w /*[64]*/,
                                     WideScale& s) {
-    int8_t q[kSubBlockValues];
-    SubScale sub_factors;
-    for (int part = 0; part < 2; ++part) {
-      const int sub = 2 * span + part;
-      decode_sub(block, sub, q, sub_factors);
-      const int multiplier = sub_scale(block, sub);
-      for (int i = 0; i < kSubBlockValues; ++i)
-        w[kSubBlockValues * part + i] = static_cast<int16_t>(q[i] * multiplier);
-    }
+    fold_wide_multipliers<Iq3S>(block, span, w);
     s.scale = load_fp16le(block);
     s.offset = 0.0f;
+  }
+  // The odd sub-scale of sub-block `sub`, the same for all 32 values.
+  STRATA_HD_INLINE static int wide_multiplier(const uint8_t* block, int sub, int /*value*/) {
+    return sub_scale(block, sub);
   }
 
   STRATA_HD static void decode(const uint8_t* block, float* out) {
