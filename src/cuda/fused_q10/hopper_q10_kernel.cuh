@@ -24,6 +24,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
@@ -444,13 +446,21 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
   static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_q10_kernel<F, Tile>;
-  static int sms = 0;  // the SM count of the device, once
-  if (sms == 0) {
-    int device = 0, count = 0;
-    STRATA_CUDA_CHECK(cudaGetDevice(&device));
-    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
-    sms = count;
+  // Once per kernel and device: the SM count (the persistent grid) and the shared-memory opt-in,
+  // which CUDA keeps per device.
+  static std::mutex mutex;
+  static std::map<int, int> sms_of_device;
+  int device = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  int sms = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    int& cached = sms_of_device[device];
+    if (cached == 0) {
+      STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&cached, cudaDevAttrMultiProcessorCount, device));
+      STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+    }
+    sms = cached;
   }
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
