@@ -455,12 +455,14 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   int sms = 0;
   {
     const std::lock_guard<std::mutex> lock(mutex);
-    int& cached = sms_of_device[device];
-    if (cached == 0) {
-      STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&cached, cudaDevAttrMultiProcessorCount, device));
+    auto cached = sms_of_device.find(device);
+    if (cached == sms_of_device.end()) {
+      int count = 0;
+      STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
       STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+      cached = sms_of_device.emplace(device, count).first;  // only once both calls succeeded
     }
-    sms = cached;
+    sms = cached->second;
   }
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
