@@ -1,5 +1,6 @@
-// The q10 fused arm on the sm_80 kernels (cuda/fused_q10: mma.sync m16n8k16 f16) on IQ3_S gate/up +
-// Q2_0 down layers, bitwise:
+// The q10 fused arm on each of its kernel families (cuda/fused_q10: the sm_80 kernels on mma.sync
+// m16n8k16 f16, the sm_90a ones on wgmma f16, and with STRATA_PF_FUSED_WMMA=1 the 16x16x16 f16 tile
+// kernels) on IQ3_S gate/up + Q2_0 down layers, bitwise:
 //   - against a direct host model of the q10 rule (docs/numerics.md, "q10"; written here from
 //     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales,
 //     down;
@@ -230,6 +231,13 @@ struct Q10EngineScope {
   ~Q10EngineScope() { unsetenv("STRATA_PF_Q10_HOPPER"); }
 };
 
+// Sets STRATA_PF_FUSED_WMMA=1 for one scope (the q10 arm's 16x16x16 f16 tile kernels, whatever
+// STRATA_PF_Q10_HOPPER says) and unsets it after.
+struct WmmaScope {
+  WmmaScope() { EXPECT_EQ(setenv("STRATA_PF_FUSED_WMMA", "1", 1), 0); }
+  ~WmmaScope() { unsetenv("STRATA_PF_FUSED_WMMA"); }
+};
+
 void check_against_the_rule(const Q10Case& c, const char* engine) {
   const Q10EngineScope scope(engine);
   const uint64_t seed = test::fresh_seed(std::string("fused_q10/") + c.name);
@@ -325,9 +333,7 @@ TEST_P(FusedQ10Layer, HopperKernelsBitwiseEqualToTheQ10RuleAndDeterministic) {
   check_against_the_rule(c, "1");  // bulk copies + wgmma f16
 }
 
-TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
-  STRATA_REQUIRE_GPU();
-  const Q10Case& c = GetParam();
+void check_against_the_cpu_arm(const Q10Case& c) {
   const uint64_t seed = test::fresh_seed(std::string("fused_q10_cpu/") + c.name);
   SCOPED_TRACE("seed " + std::to_string(seed));
   const test::SyntheticCase sc =
@@ -357,6 +363,20 @@ TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
               0)
         << "down";
   }
+}
+
+TEST_P(FusedQ10Layer, BitwiseEqualToTheQ10CpuArm) {
+  STRATA_REQUIRE_GPU();
+  check_against_the_cpu_arm(GetParam());
+}
+
+// The 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh), selected by STRATA_PF_FUSED_WMMA=1: the
+// rule's every intermediate, the q10 CPU arm's y and debug rows, reruns.
+TEST_P(FusedQ10Layer, WmmaKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
+  STRATA_REQUIRE_GPU();
+  const WmmaScope wmma;
+  check_against_the_rule(GetParam(), "0");
+  check_against_the_cpu_arm(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Edges, FusedQ10Layer, ::testing::ValuesIn(kCases), case_name);

@@ -9,6 +9,8 @@
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/q10_products.hpp"
 #include "cuda/fused_q10/tile_config.hpp"
+#include "cuda/fused_q10/wmma_q10_products.hpp"
+#include "cuda/fused_wmma/wmma_arm.hpp"
 #include "cuda/pipeline/combine.hpp"
 #include "cuda/pipeline/quantize_rows_q10.hpp"
 #include "formats/registry.hpp"
@@ -35,6 +37,32 @@ Q10TileKind tile_for_run(double mean_pairs) {
 const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows) {
   return t.data + static_cast<size_t>(n_expert - 1) * t.expert_stride_bytes +
          static_cast<size_t>(rows) * t.row_bytes;
+}
+
+// The same run for the wmma kernels: their arguments carry f16 codes as raw bits (no GPU header).
+WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
+  WmmaQ10Args w;
+  for (int t = 0; t < 2; ++t) {
+    w.weights[t] = a.weights[t];
+    w.expert_stride_bytes[t] = a.expert_stride_bytes[t];
+  }
+  w.row_bytes = a.row_bytes;
+  w.in_features = a.in_features;
+  w.out_features = a.out_rows;
+  w.act_codes = reinterpret_cast<const uint16_t*>(a.act_codes);
+  w.act_scales = a.act_scales;
+  w.act_row = a.pair_token;
+  w.expert_offsets = a.expert_offsets;
+  w.tile_offsets = a.tile_offsets;
+  w.n_expert = a.n_expert;
+  w.h_codes = reinterpret_cast<uint16_t*>(a.h_codes);
+  w.h_scales = a.h_scales;
+  w.h_sums = a.h_sums;
+  w.h_out = a.h_out;
+  w.gate_out = a.gate_out;
+  w.up_out = a.up_out;
+  w.rows_out = a.down_out;
+  return w;
 }
 
 }  // namespace
@@ -113,10 +141,13 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int64_t P = T * in.k;
   ws.reserve(T, P, d, f, E);
   const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
-  // On sm_90a the Hopper kernels (bulk copies + wgmma f16), else the mma.sync ones: the same bits.
-  // NOTE: the Hopper kernels bulk-copy whole activation rows: the code buffers are cudaMalloc'd and
-  // rows of d or f f16 codes (multiples of 64) keep every row start 16-byte aligned.
-  const bool hopper = use_q10_hopper(layer);
+  // STRATA_PF_FUSED_WMMA=1: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh); else on sm_90a
+  // the Hopper kernels (bulk copies + wgmma f16), else the mma.sync ones: the same bits.
+  // NOTE: the Hopper and wmma kernels copy whole 16-byte pieces of activation rows: the code
+  // buffers are cudaMalloc'd and rows of d or f f16 codes (multiples of 64) keep every row start
+  // 16-byte aligned.
+  const bool wmma = fused_wmma::wmma_requested();
+  const bool hopper = !wmma && use_q10_hopper(layer);
   const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
@@ -124,7 +155,10 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
                            stream);
   // ---- group the pairs by expert; tile offsets of the chosen tile (both kernels use it) -----
   const DeviceGroupingTables g =
-      launch_group_by_expert(in.ids, T, in.k, E, hopper ? hopper_pairs : q10_tile_pairs(tile),
+      launch_group_by_expert(in.ids, T, in.k, E,
+                             wmma     ? kWmmaQ10TilePairs
+                             : hopper ? hopper_pairs
+                                      : q10_tile_pairs(tile),
                              ws.grouping_, stream);
 
   Q10ProductArgs base;
@@ -151,7 +185,9 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   gu.up_out = ws.keep_h ? ws.up_.get() : nullptr;
   bool found = visit_format<Q10GateUpFormats>(layer.gate.type, [&](auto tag) {
     using F = typename decltype(tag)::Format;
-    if (hopper) {
+    if (wmma) {
+      launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
+    } else if (hopper) {
       HopperQ10Args h{gu, {tensor_end(layer.gate, E, f), tensor_end(layer.up, E, f)}};
       launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
     } else {
@@ -172,7 +208,9 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   dn.down_out = ws.down_.get();
   found = visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
     using F = typename decltype(tag)::Format;
-    if (hopper) {
+    if (wmma) {
+      launch_wmma_q10_down<F>(wmma_args(dn), stream);
+    } else if (hopper) {
       HopperQ10Args h{dn, {tensor_end(layer.down, E, d), nullptr}};
       launch_hopper_q10_down<F>(h, hopper_pairs, stream);
     } else {

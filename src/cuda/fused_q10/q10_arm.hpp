@@ -1,5 +1,7 @@
-// The q10 fused arm, one layer on device pointers -- on sm_90a the Hopper kernels (bulk copies +
-// wgmma f16, hopper_q10_kernel.cuh), elsewhere the sm_80 kernels (mma.sync m16n8k16 f16):
+// The q10 fused arm, one layer on device pointers -- with STRATA_PF_FUSED_WMMA=1 the 16x16x16 f16
+// tile kernels (wmma_q10_kernel.cuh, the source the HIP build shares), else on sm_90a the Hopper
+// kernels (bulk copies + wgmma f16, hopper_q10_kernel.cuh), elsewhere the sm_80 kernels (mma.sync
+// m16n8k16 f16):
 //
 //   quantise x per 64 (f16 codes) -> group -> gate/up + SwiGLU + h requantised per 64
 //   -> down, one fp32 row per sorted pair -> combine in slot order
