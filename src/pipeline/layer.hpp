@@ -24,6 +24,8 @@ struct ExpertTensor {
   const uint8_t* row(int64_t expert, int64_t r) const {
     return data + static_cast<size_t>(expert) * expert_stride_bytes + static_cast<size_t>(r) * row_bytes;
   }
+  // One past the last byte any row of the view reaches.
+  const uint8_t* end() const { return row(n_expert - 1, out_features); }
 };
 
 // h = act(x Wg_e + bg_e, x Wu_e + bu_e), y_e = h Wd_e + bd_e.  gate/up: [d -> f], down: [f -> d].

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/fused/decode_words.cuh"
@@ -285,12 +286,7 @@ template <class F, class Tile>
 void launch_fused_gate_up_tile(const GateUpArgs& args, cudaStream_t stream) {
   constexpr size_t kShared = fused_shared_bytes<F, Tile>();
   auto kernel = fused_gate_up_kernel<F, Tile>;
-  int device = 0, sms = 0, per_sm = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
-  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
-  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  const int grid = persistent_grid(kernel, Tile::kThreads, kShared);
   kernel<<<grid, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("fused_gate_up_kernel");
 }

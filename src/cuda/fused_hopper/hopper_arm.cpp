@@ -24,10 +24,6 @@ HopperTileKind tile_for_run(double mean_pairs) {
   return mean_pairs < kHopperSmallTileMeanPairs ? HopperTileKind::kSmall : HopperTileKind::kLarge;
 }
 
-const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows) {
-  return t.data + static_cast<size_t>(n_expert - 1) * t.expert_stride_bytes + static_cast<size_t>(rows) * t.row_bytes;
-}
-
 double mean_pairs(const MoeLayerWeights& layer, int64_t n_pairs) {
   return static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert);
 }
@@ -86,8 +82,8 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   ProductArgs gu;
   gu.weights[0] = layer.gate.data;
   gu.weights[1] = layer.up.data;
-  gu.weights_end[0] = tensor_end(layer.gate, layer.n_expert, layer.f);
-  gu.weights_end[1] = tensor_end(layer.up, layer.n_expert, layer.f);
+  gu.weights_end[0] = layer.gate.end();
+  gu.weights_end[1] = layer.up.end();
   gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
   gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
   gu.row_bytes = layer.gate.row_bytes;
@@ -118,7 +114,7 @@ void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const
   const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));  // the tile run_gate_up() chose
   ProductArgs dn;
   dn.weights[0] = layer.down.data;
-  dn.weights_end[0] = tensor_end(layer.down, layer.n_expert, layer.d);
+  dn.weights_end[0] = layer.down.end();
   dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
   dn.row_bytes = layer.down.row_bytes;
   dn.in_features = static_cast<int>(layer.f);

@@ -24,6 +24,7 @@
 
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/fused_hopper/hopper_products.hpp"
@@ -373,10 +374,7 @@ void launch_hopper_tile(const ProductArgs& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_shared_bytes<F, Tile>();
   static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_product_kernel<F, Tile>;
-  int device = 0, sms = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
+  const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("hopper_product_kernel");
 }

@@ -24,11 +24,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
@@ -446,24 +445,7 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
   static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_q10_kernel<F, Tile>;
-  // Once per kernel and device: the SM count (the persistent grid) and the shared-memory opt-in,
-  // which CUDA keeps per device.
-  static std::mutex mutex;
-  static std::map<int, int> sms_of_device;
-  int device = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  int sms = 0;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    auto cached = sms_of_device.find(device);
-    if (cached == sms_of_device.end()) {
-      int count = 0;
-      STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-      STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)));
-      cached = sms_of_device.emplace(device, count).first;  // only once both calls succeeded
-    }
-    sms = cached->second;
-  }
+  const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
 }

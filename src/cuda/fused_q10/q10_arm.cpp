@@ -1,5 +1,6 @@
 #include "cuda/fused_q10/q10_arm.hpp"
 
+#include <optional>
 #include <string>
 
 #include "common/env.hpp"
@@ -28,15 +29,14 @@ bool down_carried(GgmlType type) {
 }
 
 // STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
-Q10TileKind tile_for_run(double mean_pairs) {
+std::optional<Q10TileKind> forced_tile() {
   if (env_equals("STRATA_PF_FUSED_TILE", "small")) return Q10TileKind::kSmall;
   if (env_equals("STRATA_PF_FUSED_TILE", "large")) return Q10TileKind::kLarge;
-  return q10_tile_for(mean_pairs);
+  return std::nullopt;
 }
 
-const uint8_t* tensor_end(const ExpertTensor& t, int64_t n_expert, int64_t rows) {
-  return t.data + static_cast<size_t>(n_expert - 1) * t.expert_stride_bytes +
-         static_cast<size_t>(rows) * t.row_bytes;
+Q10TileKind tile_for_run(double mean_pairs) {
+  return forced_tile().value_or(q10_tile_for(mean_pairs));
 }
 
 // The same run for the wmma kernels: their arguments carry f16 codes as raw bits (no GPU header).
@@ -68,10 +68,9 @@ WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
 }  // namespace
 
 int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
-  // STRATA_PF_FUSED_TILE=small|large forces one (tests, tuning).
-  if (env_equals("STRATA_PF_FUSED_TILE", "small")) return 64;
-  if (env_equals("STRATA_PF_FUSED_TILE", "large")) return 128;
-  return mean_pairs_per_expert < kHopperQ10LargeTileMeanPairs ? 64 : 128;
+  const Q10TileKind kind = forced_tile().value_or(
+      mean_pairs_per_expert < kHopperQ10LargeTileMeanPairs ? Q10TileKind::kSmall : Q10TileKind::kLarge);
+  return kind == Q10TileKind::kSmall ? 64 : 128;
 }
 
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
@@ -188,7 +187,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     if (wmma) {
       launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
     } else if (hopper) {
-      HopperQ10Args h{gu, {tensor_end(layer.gate, E, f), tensor_end(layer.up, E, f)}};
+      HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
       launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
     } else {
       launch_q10_gate_up<F>(gu, tile, stream);
@@ -211,7 +210,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     if (wmma) {
       launch_wmma_q10_down<F>(wmma_args(dn), stream);
     } else if (hopper) {
-      HopperQ10Args h{dn, {tensor_end(layer.down, E, d), nullptr}};
+      HopperQ10Args h{dn, {layer.down.end(), nullptr}};
       launch_hopper_q10_down<F>(h, hopper_pairs, stream);
     } else {
       launch_q10_down<F>(dn, tile, stream);

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_q10/q10_products.hpp"
 #include "cuda/fused_q10/tile_config.hpp"
@@ -346,14 +347,7 @@ template <class F, class Tile, Epilogue kEpilogue>
 void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   constexpr size_t kShared = sizeof(Q10Shared<F, Tile>);
   auto kernel = q10_product_kernel<F, Tile, kEpilogue>;
-  int device = 0, sms = 0, per_sm = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kShared)));
-  STRATA_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kShared));
-  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  const int grid = persistent_grid(kernel, Tile::kThreads, kShared);
   kernel<<<grid, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
 }

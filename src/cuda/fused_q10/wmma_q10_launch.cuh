@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/fused_q10/wmma_q10_kernel.cuh"
 #include "cuda/fused_q10/wmma_q10_products.hpp"
 
@@ -13,12 +14,7 @@ template <class F, class Op>
 void launch_wmma_q10(const WmmaQ10Args& args, cudaStream_t stream) {
   using Tile = WmmaQ10TileDefault;
   auto kernel = wmma_q10_kernel<F, Op, Tile>;
-  int device = 0, sms = 0, per_sm = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, 0));
-  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  const int grid = persistent_grid(kernel, Tile::kThreads, 0);
   kernel<<<grid, Tile::kThreads, 0, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("wmma_q10_kernel");
 }

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/fused_wmma/launch_chain.hpp"
 #include "cuda/fused_wmma/native_kernel_wmma.cuh"
 #include "cuda/fused_wmma/tile_config.hpp"
@@ -14,12 +15,7 @@ template <class F, class Op>
 void launch_chain(const ChainArgs& args, cudaStream_t stream) {
   using Tile = ChainTileDefault;
   auto kernel = native_kernel_wmma<F, Op, Tile>;
-  int device = 0, sms = 0, per_sm = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, 0));
-  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  const int grid = persistent_grid(kernel, Tile::kThreads, 0);
   kernel<<<grid, Tile::kThreads, 0, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("native_kernel_wmma");
 }

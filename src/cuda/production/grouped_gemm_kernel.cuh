@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/persistent_launch.hpp"
 #include "cuda/mma/mma_m16n8k32.cuh"
 #include "cuda/production/block_decode.hpp"
 #include "cuda/production/grouped_gemm.hpp"
@@ -233,13 +234,7 @@ template <class F, class Tile>
 void launch_grouped_gemm_tile(const GemmArgs& args, cudaStream_t stream) {
   constexpr size_t kSharedBytes = sizeof(GemmShared<F, Tile>);
   const auto kernel = grouped_gemm_kernel<F, Tile>;
-  int device = 0, sms = 0, per_sm = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSharedBytes)));
-  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, kSharedBytes));
-  const int grid = sms * (per_sm > 0 ? per_sm : 1);
+  const int grid = persistent_grid(kernel, Tile::kThreads, kSharedBytes);
   kernel<<<grid, Tile::kThreads, kSharedBytes, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("grouped_gemm_kernel");
 }
