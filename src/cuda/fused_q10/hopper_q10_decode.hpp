@@ -1,4 +1,4 @@
-// The q10 Hopper kernels' weight decode: one 32-value piece of a wide span as integers, with the
+// The q10 Hopper kernels' weight decode: one 32-value piece of a block as integers, with the
 // format's lookup table (if any) in shared memory. Host and device, so the CPU tests compare it
 // with the traits' decode_wide on every bundled block and on random blocks.
 #pragma once
@@ -88,38 +88,74 @@ __device__ __forceinline__ void widen_codes_f16(const uint32_t (&words)[8], int 
   }
 }
 
+// One 32-value piece of a block as f16 integer pairs, and the scales (offsets) of the spans the
+// piece starts: piece p32 holds values 32 * p32 .. 32 * p32 + 31 of the block. S = 64: the piece
+// is half a span (both halves give the span's scale); S = 32: one span; S = 16: two spans.
 template <class F>
-struct HalfPiece;  // a format the Hopper kernels carry gives its specialisation here
+inline constexpr int kPieceSpans = F::kWideSpan < 32 ? 32 / F::kWideSpan : 1;
 
-// IQ3_S: piece = sub-block 2*span + piece, multiplier 1 + 2s, span scale d.
+__device__ __forceinline__ uint32_t pack_f16_pair(int16_t lo, int16_t hi) {
+  const __half2 pair = __halves2half2(__short2half_rn(lo), __short2half_rn(hi));  // exact: |w| <= 2048
+  return *reinterpret_cast<const uint32_t*>(&pair);
+}
+
+// Generic: the traits' wide decode, integers converted to f16 one by one (exact below 2^11).
+template <class F>
+struct HalfPiece {
+  static constexpr int kTableWords = 1;
+  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[kPieceSpans<F>]) {
+    constexpr int S = F::kWideSpan;
+    if constexpr (S >= 32) {
+      int16_t w[S];
+      F::decode_wide(block, p32 * 32 / S, w, s[0]);
+      const int base = (p32 * 32) % S;
+#pragma unroll
+      for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[base + 2 * i], w[base + 2 * i + 1]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPieceSpans<F>; ++j) {
+        int16_t w[S];
+        F::decode_wide(block, kPieceSpans<F> * p32 + j, w, s[j]);
+#pragma unroll
+        for (int i = 0; i < S / 2; ++i) h2[j * (S / 2) + i] = pack_f16_pair(w[2 * i], w[2 * i + 1]);
+      }
+    }
+  }
+};
+
+// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d.
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = production::BlockDecoder<Iq3S>;
   static constexpr int kTableWords = Decoder::kTableWords;
   __device__ __forceinline__ static uint32_t table_word(int i) { return Decoder::table_word(i); }
-  __device__ __forceinline__ static void decode(const uint8_t* block, int span, int piece, const uint32_t* grid,
-                                                uint32_t (&h2)[16], float& scale) {
-    const auto raw = Decoder::load_raw(block, 2 * span + piece, production::PlainLoad{});
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const auto raw = Decoder::load_raw(block, p32, production::PlainLoad{});
     uint32_t words[8];
     float sub_block_scale;
     Decoder::decode(raw, grid, words, sub_block_scale);
     widen_codes_f16(words, 1 + 2 * static_cast<int>((raw.meta >> 24) & 0xFu), h2);
-    scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
+    s[0].offset = 0.0f;
   }
 };
 
-// Q2_0: piece = sub-block 2*span + piece, multiplier 1, span scale d.
+// Q2_0: piece = sub-block p32, multiplier 1, span scale d.
 template <>
 struct HalfPiece<Q2_0> {
   using Decoder = production::BlockDecoder<Q2_0>;
   static constexpr int kTableWords = 1;
   __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
-  __device__ __forceinline__ static void decode(const uint8_t* block, int span, int piece, const uint32_t* table,
-                                                uint32_t (&h2)[16], float& scale) {
-    const auto raw = Decoder::load_raw(block, 2 * span + piece, production::PlainLoad{});
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* table,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const auto raw = Decoder::load_raw(block, p32, production::PlainLoad{});
     uint32_t words[8];
-    Decoder::decode(raw, table, words, scale);
+    Decoder::decode(raw, table, words, s[0].scale);
     widen_codes_f16(words, 1, h2);
+    s[0].offset = 0.0f;
   }
 };
 #endif

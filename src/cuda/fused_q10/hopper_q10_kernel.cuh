@@ -24,8 +24,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/common/async_sm90.cuh"
+#include "common/error.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
@@ -46,13 +48,23 @@ namespace strata::cuda::fused_q10 {
 //                columns (256 per CTA) from its own B tile;
 //   Pairs = 128: the consumers split the pairs: each multiplies its 64 pairs by the CTA's 128
 //                columns from one B tile they decode together (half the decode per pair).
-template <class F, int Ops, int StageValues, int Stages, int Pairs>
+//   RawShared:   the producer moves the stage's raw weight blocks into the slot; without it (formats
+//                whose blocks do not fit the slots next to the activations) the decoders read them
+//                from global memory.
+// The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
+// spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
+template <class F, int Ops, int StageValues, int Stages, int Pairs, bool RawShared = true>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
   static constexpr int kStageValues = StageValues;    // K values per pipeline stage
+  static constexpr int kChunk = kQ10BlockValues;      // K values per B tile (one activation block)
+  static constexpr int kChunksPerStage = StageValues / kChunk;
   static constexpr int kSpan = F::kWideSpan;          // K values per span (one fold)
-  static constexpr int kSpansPerStage = StageValues / kSpan;
+  static constexpr int kSpansPerChunk = kChunk / kSpan;
   static constexpr int kSteps = kSpan / 16;           // wgmma k16 steps per span
+  static constexpr int kChunkSteps = kChunk / 16;     // k16 steps per chunk
+  static constexpr bool kOffset = F::kHasOffset;
+  static constexpr bool kRawShared = RawShared;
   static constexpr int kPairs = Pairs;                // routed pairs per CTA tile
   static constexpr bool kPairSplit = Pairs == 128;    // consumers split the pairs, share the columns
   static constexpr int kConsumerPairs = 64;           // pairs per consumer (wgmma M)
@@ -70,26 +82,29 @@ struct HopperQ10Tile {
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
+  static constexpr int kRawCols = RawShared ? kCtaCols : 1;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = StageValues + 8;
   static constexpr int kActBlocks = StageValues / kQ10BlockValues;  // scales per pair and stage
-  // B tile of one span: core matrices of 8 columns x 16 bytes (8 f16 of k); the K-adjacent core
+  static constexpr int kActSums = kOffset ? StageValues / kQ10SumValues : 1;  // code sums per pair and stage
+  // B tile of one chunk: core matrices of 8 columns x 16 bytes (8 f16 of k); the K-adjacent core
   // matrices of a column group are contiguous (leading offset 128), groups follow each other.
   static constexpr int kCoreLeadingBytes = 128;
-  static constexpr int kCoreStrideBytes = 8 * kSpan * 2;
-  static constexpr int kBBytes = kWgCols * kSpan * 2;  // one consumer's B tile of one span
-  static constexpr int kPiecesPerSpan = kSpan / 32;
-  static constexpr int kDecodeTasks = kWgCols * kPiecesPerSpan / kDecodeThreads;  // pieces per thread, span
+  static constexpr int kCoreStrideBytes = 8 * kChunk * 2;
+  static constexpr int kBBytes = kWgCols * kChunk * 2;  // one consumer's B tile of one chunk
+  static constexpr int kPiecesPerChunk = kChunk / 32;
+  static constexpr int kDecodeTasks = kWgCols * kPiecesPerChunk / kDecodeThreads;  // pieces per thread, chunk
 
   static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
-  static_assert(kSpan == 64, "pieces of 32 values, two per span (extend TablePiece for S < 64)");
-  static_assert(StageValues % F::kBlockValues == 0 && StageValues % kQ10BlockValues == 0,
+  static_assert(kSpan == 16 || kSpan == 32 || kSpan == 64, "spans nest in a chunk of 64");
+  static_assert(StageValues % F::kBlockValues == 0 && StageValues % kChunk == 0,
                 "whole blocks and whole activation blocks per stage");
+  static_assert(F::kBlockValues % 32 == 0, "blocks of whole 32-value pieces");
   static_assert(Pairs == 64 || Pairs == 128, "one m64 row tile per consumer");
   static_assert(Ops == 1 || kWgCols == 2 * kQ10BlockValues,
                 "a consumer's columns are one 64-feature requant block");
-  static_assert(kWgCols * kPiecesPerSpan % kDecodeThreads == 0, "decode tasks spread evenly");
+  static_assert(kWgCols * kPiecesPerChunk % kDecodeThreads == 0, "decode tasks spread evenly");
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
   static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
@@ -98,9 +113,10 @@ struct HopperQ10Tile {
 
 template <class Tile>
 struct HopperQ10Slot {
-  alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];        // raw blocks, aligned spans
+  alignas(16) uint8_t raw[Tile::kRawCols][Tile::kRawStride];        // raw blocks, aligned spans
   alignas(16) __half acts[Tile::kPairs][Tile::kActStrideHalves];    // [pair][k] f16 codes
   alignas(16) float act_scale[Tile::kPairs][Tile::kActBlocks];      // [pair][64-value block]
+  alignas(16) int32_t act_sum[Tile::kPairs][Tile::kActSums];        // [pair][16-value sum] (offsets)
 };
 
 template <class F, class Tile>
@@ -109,7 +125,10 @@ struct HopperQ10Shared {
   uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
   uint32_t table[HalfPiece<F>::kTableWords];
   alignas(128) uint8_t b[Tile::kBSets][2][Tile::kBBytes];    // [set][buffer] core matrices, f16
-  alignas(16) float b_scale[Tile::kBSets][2][Tile::kWgCols]; // [set][buffer][column] span scale
+  // [set][buffer][span of the chunk][column] span scale (and offset)
+  alignas(16) float b_scale[Tile::kBSets][2][Tile::kSpansPerChunk][Tile::kWgCols];
+  alignas(16) float b_offset[Tile::kOffset ? Tile::kBSets : 1][2][Tile::kOffset ? Tile::kSpansPerChunk : 1]
+                            [Tile::kOffset ? Tile::kWgCols : 1];
   alignas(128) HopperQ10Slot<Tile> slot[Tile::kStages];
 };
 
@@ -165,17 +184,24 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
       const int s = static_cast<int>(use % Tile::kStages);
       if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
       HopperQ10Slot<Tile>& slot = sm.slot[s];
-      if (has_pair) {  // activation scales: ordinary stores, released by the arrival below
+      if (has_pair) {  // activation scales (and sums): ordinary stores, released by the arrival below
         const float* src = args.act_scales + act_row * act_blocks_per_row + stage * Tile::kActBlocks;
 #pragma unroll
         for (int q = 0; q < Tile::kActBlocks; ++q) slot.act_scale[pt][q] = src[q];
+        if constexpr (Tile::kOffset) {
+          // K % 64 == 0: a row's sums start 16-byte aligned, and so do a stage's.
+          const int4* sums = reinterpret_cast<const int4*>(args.act_sums + act_row * (args.in_features / kQ10SumValues) +
+                                                           stage * Tile::kActSums);
+#pragma unroll
+          for (int q = 0; q < Tile::kActSums / 4; ++q) reinterpret_cast<int4*>(slot.act_sum[pt])[q] = sums[q];
+        }
       }
       // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte count;
       // pass 2, after the arrival that announces the bytes: the bulk copies.
       uint32_t bytes = 0;
       for (int pass = 0; pass < 2; ++pass) {
 #pragma unroll
-        for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
+        for (int i = 0; i < (Tile::kRawShared ? Tile::kCtaCols / 128 : 0); ++i) {
           const int n = pt + 128 * i;
           int op = 0;
           const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
@@ -206,30 +232,38 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 }
 
 // ---- consumer pieces -----------------------------------------------------------------------------
-// Decodes span `sis` of the stage in `slot` into B set `set` (its columns start at CTA column
-// set * kWgCols), buffer `buf`; `t` is the thread among the set's kDecodeThreads decoders.
+// Decodes tasks [task_begin, task_end) of chunk `cis` of the stage in `slot` into B set `set` (its
+// columns start at CTA column set * kWgCols), buffer `buf`; `t` is the thread among the set's
+// kDecodeThreads decoders. A task is one 32-value piece of one column.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
-                                                       const HopperQ10Slot<Tile>& slot, const HopperQ10Item& w,
-                                                       int set, int t, int stage, int sis, int buf) {
+__device__ __forceinline__ void hopper_q10_decode_chunk(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
+                                                        const HopperQ10Slot<Tile>& slot, const HopperQ10Item& w,
+                                                        int set, int t, int stage, int cis, int buf, int task_begin,
+                                                        int task_end) {
+  using Piece = HalfPiece<F>;
+  constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
 #pragma unroll
-  for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+  for (int i = task_begin; i < task_end; ++i) {
     const int task = t + Tile::kDecodeThreads * i;
     const int local = task % Tile::kWgCols;  // column within the set
-    const int piece = task / Tile::kWgCols;  // 32-value piece of the span
+    const int piece = task / Tile::kWgCols;  // 32-value piece of the chunk
     const int n = set * Tile::kWgCols + local;
     int op = 0;
     const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
     uint32_t h2[16];
-    float scale = 0.0f;
+    WideScale scale[kPieceSpans];
+    const int value = cis * Tile::kChunk + 32 * piece;  // first value of the piece within the stage
     if (row != nullptr) {
-      const uintptr_t src = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(stage) * Tile::kRawBytes;
-      const int value0 = sis * Tile::kSpan;  // first value of the span within the stage
-      const uint8_t* block = slot.raw[n] + (src & 15u) + (value0 / F::kBlockValues) * F::kBlockBytes;
-      HalfPiece<F>::decode(block, (value0 % F::kBlockValues) / Tile::kSpan, piece, sm.table, h2, scale);
+      const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+      const uint8_t* blocks =
+          Tile::kRawShared ? slot.raw[Tile::kRawShared ? n : 0] + (reinterpret_cast<uintptr_t>(src) & 15u) : src;
+      Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
+                    scale);
     } else {
 #pragma unroll
       for (int q = 0; q < 16; ++q) h2[q] = 0u;
+#pragma unroll
+      for (int j = 0; j < kPieceSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
     }
     uint8_t* core = sm.b[set][buf] + (local / 8) * Tile::kCoreStrideBytes + (4 * piece) * Tile::kCoreLeadingBytes +
                     (local % 8) * 16;
@@ -237,7 +271,14 @@ __device__ __forceinline__ void hopper_q10_decode_span(const Q10ProductArgs& arg
     for (int q = 0; q < 4; ++q)
       *reinterpret_cast<uint4*>(core + q * Tile::kCoreLeadingBytes) =
           make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
-    if (piece == 0) sm.b_scale[set][buf][local] = scale;
+    if ((32 * piece) % Tile::kSpan == 0) {  // the piece starts kPieceSpans spans of the chunk
+#pragma unroll
+      for (int j = 0; j < kPieceSpans; ++j) {
+        const int span = (32 * piece) / Tile::kSpan + j;
+        sm.b_scale[set][buf][span][local] = scale[j].scale;
+        if constexpr (Tile::kOffset) sm.b_offset[set][buf][span][local] = scale[j].offset;
+      }
+    }
   }
 }
 
@@ -245,7 +286,6 @@ template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const HopperQ10Args a) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
-  static_assert(!F::kHasOffset, "offset formats need the activation span sums in the fold (not carried yet)");
   using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
   static_assert(Span::kSteps == Tile::kSteps, "one wgmma k16 step per 16 values of the span");
   extern __shared__ __align__(128) uint8_t shared_raw[];
@@ -289,7 +329,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const uint32_t bar_id = Tile::kPairSplit ? 1 : 1 + c;  // the threads that share a B tile
   const uint32_t bar_threads = Tile::kDecodeThreads;
   const uint32_t b_base = shared_address(sm.b[set][0]);  // buffer 1 follows at + kBBytes
-  const int n_spans = n_stages * Tile::kSpansPerStage;
+  const int n_chunks = n_stages * Tile::kChunksPerStage;
   uint32_t use = 0;  // stages consumed so far by this CTA
 
   float span_dot[Tile::kAccRegs];
@@ -302,63 +342,89 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 #pragma unroll
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
 
-    // ---- prologue: the item's first span decoded into buffer 0 --------------------------------
+    // ---- prologue: the item's first chunk decoded into buffer 0 -------------------------------
     mbarrier_wait(&sm.full[use % Tile::kStages], (use / Tile::kStages) & 1u);
-    hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, set, decoder, 0, 0, 0);
+    hopper_q10_decode_chunk<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, set, decoder, 0, 0, 0, 0,
+                                     Tile::kDecodeTasks);
     fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
     named_barrier_sync(bar_id, bar_threads);
 
 #pragma unroll 1
-    for (int u = 0; u < n_spans; ++u) {
-      const int stage = u / Tile::kSpansPerStage, sis = u % Tile::kSpansPerStage, buf = u & 1;
+    for (int u = 0; u < n_chunks; ++u) {
+      const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage, buf = u & 1;
       const uint32_t slot_index = (use + stage) % Tile::kStages;
       const HopperQ10Slot<Tile>& slot = sm.slot[slot_index];
+      const bool has_next = u + 1 < n_chunks;
+      const int next_stage = (u + 1) / Tile::kChunksPerStage, next_cis = (u + 1) % Tile::kChunksPerStage;
+      const uint32_t next_use = use + next_stage;
 
-      // ---- the span's exact integer dot: S/16 wgmma k16 steps, accumulator restarted -----------
-      uint32_t a_frag[Tile::kSteps][4];
+      uint32_t a_frag[Tile::kChunkSteps][4];
 #pragma unroll
-      for (int step = 0; step < Tile::kSteps; ++step)
+      for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &slot.acts[pair_base + 16 * warp + lane % 16][sis * Tile::kSpan + 16 * step + 8 * (lane / 16)]);
-      mma::fence_accumulators(span_dot);
-      mma::wgmma_fence();
-#pragma unroll
-      for (int step = 0; step < Tile::kSteps; ++step) {
-        const uint64_t desc = mma::wgmma_desc(b_base + buf * Tile::kBBytes + 2 * step * Tile::kCoreLeadingBytes,
-                                              Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
-        Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[step], desc, step);
-      }
-      mma::wgmma_commit();
+                    &slot.acts[pair_base + 16 * warp + lane % 16][cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
+      const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
+      const int pair0 = pair_base + 16 * warp + group;
+      const float a_scale[2] = {slot.act_scale[pair0][cis], slot.act_scale[pair0 + 8][cis]};
 
-      // ---- while the products run: the next span into the other buffer ------------------------
-      if (u + 1 < n_spans) {
-        const int next_stage = (u + 1) / Tile::kSpansPerStage, next_sis = (u + 1) % Tile::kSpansPerStage;
-        const uint32_t next_use = use + next_stage;
-        if (next_sis == 0) mbarrier_wait(&sm.full[next_use % Tile::kStages], (next_use / Tile::kStages) & 1u);
-        hopper_q10_decode_span<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, set, decoder, next_stage,
-                                        next_sis, buf ^ 1);
-        fence_proxy_async_shared();
-      }
-      mma::wgmma_wait<0>();
-      mma::fence_accumulators(span_dot);
+#pragma unroll
+      for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
+        // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ------------
+        mma::fence_accumulators(span_dot);
+        mma::wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < Tile::kSteps; ++step) {
+          const int k16 = j * Tile::kSteps + step;
+          const uint64_t desc = mma::wgmma_desc(b_base + buf * Tile::kBBytes + 2 * k16 * Tile::kCoreLeadingBytes,
+                                                Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
+          Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
+        }
+        mma::wgmma_commit();
 
-      // ---- fold: fold_span<F> for a format without offsets, one for one ------------------------
-      if (pair_base + 16 * warp < w.pair_count) {  // else the warp's 16 rows are all padding
-        const int pair0 = pair_base + 16 * warp + group;
-        const int ablock = (sis * Tile::kSpan) / kQ10BlockValues;
-        const float a_scale[2] = {slot.act_scale[pair0][ablock], slot.act_scale[pair0 + 8][ablock]};
+        // ---- while the products run: this span's share of the next chunk into the other buffer
+        if (has_next) {
+          if (j == 0 && next_cis == 0) mbarrier_wait(&sm.full[next_use % Tile::kStages], (next_use / Tile::kStages) & 1u);
+          hopper_q10_decode_chunk<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, set, decoder, next_stage,
+                                           next_cis, buf ^ 1, j * Tile::kDecodeTasks / Tile::kSpansPerChunk,
+                                           (j + 1) * Tile::kDecodeTasks / Tile::kSpansPerChunk);
+          if (j == Tile::kSpansPerChunk - 1) fence_proxy_async_shared();
+        }
+        mma::wgmma_wait<0>();
+        mma::fence_accumulators(span_dot);
+
+        // ---- fold: fold_span<F>'s operations, one for one --------------------------------------
+        if (live) {
+          float a_sum[2] = {0.0f, 0.0f};
+          if constexpr (Tile::kOffset) {
 #pragma unroll
-        for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
-          const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[set][buf][8 * j + 2 * tig]);
+            for (int h = 0; h < 2; ++h) {
+              int32_t total = 0;
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = 4 * j + 2 * h;
-            acc[r] = fmaf(span_dot[r], w_scale.x * a_scale[h], acc[r]);
-            acc[r + 1] = fmaf(span_dot[r + 1], w_scale.y * a_scale[h], acc[r + 1]);
+              for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
+                total += slot.act_sum[pair0 + 8 * h][(cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
+              a_sum[h] = static_cast<float>(total);
+            }
+          }
+#pragma unroll
+          for (int jj = 0; jj < Tile::kAccRegs / 4; ++jj) {
+            const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[set][buf][j][8 * jj + 2 * tig]);
+            float2 w_offset = make_float2(0.0f, 0.0f);
+            if constexpr (Tile::kOffset)
+              w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[set][buf][j][8 * jj + 2 * tig]);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = 4 * jj + 2 * h;
+              acc[r] = fmaf(span_dot[r], w_scale.x * a_scale[h], acc[r]);
+              acc[r + 1] = fmaf(span_dot[r + 1], w_scale.y * a_scale[h], acc[r + 1]);
+              if constexpr (Tile::kOffset) {
+                acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
+                acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
+              }
+            }
           }
         }
       }
-      if (sis == Tile::kSpansPerStage - 1) mbarrier_arrive(&sm.empty[slot_index]);  // the stage is read
+      if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.empty[slot_index]);  // the stage is read
       // Every warp has read buffer `buf` (its products waited) and written the next one.
       named_barrier_sync(bar_id, bar_threads);
     }
@@ -440,34 +506,107 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 #endif
 }
 
+inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
+
 template <class F, class Tile>
 void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
-  static_assert(kShared <= 227 * 1024, "over the sm_90 shared-memory limit of one CTA");
+  static_assert(kShared <= kHopperQ10SharedLimit, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_q10_kernel<F, Tile>;
   const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
 }
 
-// Stages of 256 values for gate/up (one IQ3_S block per row); down in stages of 128 values when f
-// allows, else 64. `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
+// ---- configurations ------------------------------------------------------------------------------
+
+// One candidate configuration: stage values, stages in flight, raw blocks in shared memory.
+struct HopperQ10Config {
+  int stage_values;
+  int stages;
+  bool raw_shared;
+};
+
+template <class F, int Ops, int Pairs, HopperQ10Config C>
+constexpr bool hopper_q10_fits() {
+  if constexpr (C.stage_values % F::kBlockValues != 0) {
+    return false;
+  } else {
+    return hopper_q10_shared_bytes<F, HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.raw_shared>>() <=
+           kHopperQ10SharedLimit;
+  }
+}
+
+// The first candidate that holds whole blocks and fits in shared memory.
+template <class F, int Ops, int Pairs, HopperQ10Config C0, HopperQ10Config... Rest>
+constexpr HopperQ10Config hopper_q10_first_fit() {
+  if constexpr (hopper_q10_fits<F, Ops, Pairs, C0>()) {
+    return C0;
+  } else {
+    static_assert(sizeof...(Rest) > 0, "no configuration of the q10 Hopper kernels fits this format");
+    return hopper_q10_first_fit<F, Ops, Pairs, Rest...>();
+  }
+}
+
+// The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
+// of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
+// format's blocks allow; formats whose blocks do not fit next to the activations leave the raw
+// blocks in global memory. The short configuration (stages of max(64, block) values) serves rows
+// that are not a multiple of the long stage.
+template <class F, int Ops, int Pairs>
+constexpr HopperQ10Config hopper_q10_long_config() {
+  if constexpr (Ops == 2) {
+    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{256, 2, true}, HopperQ10Config{128, 3, true},
+                                HopperQ10Config{128, 2, true}, HopperQ10Config{256, 2, false}>();
+  } else if constexpr (Pairs == 128) {
+    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{128, 4, true}, HopperQ10Config{128, 3, true},
+                                HopperQ10Config{128, 2, true}, HopperQ10Config{256, 2, true},
+                                HopperQ10Config{256, 2, false}>();
+  } else {
+    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{128, 3, true}, HopperQ10Config{128, 2, true},
+                                HopperQ10Config{256, 2, true}, HopperQ10Config{256, 2, false}>();
+  }
+}
+
+template <class F, int Ops, int Pairs>
+constexpr HopperQ10Config hopper_q10_short_config() {
+  constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
+  return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{kValues, 4, true}, HopperQ10Config{kValues, 3, true},
+                              HopperQ10Config{kValues, 2, true}, HopperQ10Config{kValues, 2, false}>();
+}
+
+template <class F, int Ops, int Pairs, HopperQ10Config C>
+using HopperQ10TileOf = HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.raw_shared>;
+
+template <class F, int Ops, int Pairs>
+void launch_hopper_q10_pairs(const HopperQ10Args& args, cudaStream_t stream) {
+  constexpr HopperQ10Config kLong = hopper_q10_long_config<F, Ops, Pairs>();
+  if (args.p.in_features % kLong.stage_values == 0) {
+    launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kLong>>(args, stream);
+    return;
+  }
+  constexpr HopperQ10Config kShort = hopper_q10_short_config<F, Ops, Pairs>();
+  if constexpr (kShort.stage_values < kLong.stage_values) {
+    if (args.p.in_features % kShort.stage_values == 0) {
+      launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kShort>>(args, stream);
+      return;
+    }
+  }
+  throw Error(Status::kInternal, "q10 Hopper kernels: K = " + std::to_string(args.p.in_features) +
+                                     " is no multiple of a stage (the arm's supports() let it through)");
+}
+
+// `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
 template <class F>
 void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  if (pairs == 128) launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2, 128>>(args, stream);
-  else launch_hopper_q10_tile<F, HopperQ10Tile<F, 2, 256, 2, 64>>(args, stream);
+  if (pairs == 128) launch_hopper_q10_pairs<F, 2, 128>(args, stream);
+  else launch_hopper_q10_pairs<F, 2, 64>(args, stream);
 }
 
 template <class F>
 void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  const bool wide = args.p.in_features % 128 == 0;
-  if (pairs == 128) {
-    if (wide) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 4, 128>>(args, stream);
-    else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4, 128>>(args, stream);
-  } else {
-    if (wide) launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 128, 3, 64>>(args, stream);
-    else launch_hopper_q10_tile<F, HopperQ10Tile<F, 1, 64, 4, 64>>(args, stream);
-  }
+  if (pairs == 128) launch_hopper_q10_pairs<F, 1, 128>(args, stream);
+  else launch_hopper_q10_pairs<F, 1, 64>(args, stream);
 }
 
 }  // namespace strata::cuda::fused_q10

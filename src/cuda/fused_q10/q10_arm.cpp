@@ -176,6 +176,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   gu.out_rows = static_cast<int>(f);
   gu.act_codes = ws.x_codes_.get();
   gu.act_scales = ws.x_scales_.get();
+  gu.act_sums = ws.x_sums_.get();
   gu.h_codes = ws.h_codes_.get();
   gu.h_scales = ws.h_scales_.get();
   gu.h_sums = ws.h_sums_.get();
@@ -204,6 +205,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   dn.out_rows = static_cast<int>(d);
   dn.act_codes = ws.h_codes_.get();
   dn.act_scales = ws.h_scales_.get();
+  dn.act_sums = ws.h_sums_.get();
   dn.down_out = ws.down_.get();
   found = visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
     using F = typename decltype(tag)::Format;

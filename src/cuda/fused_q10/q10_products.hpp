@@ -19,6 +19,7 @@ struct Q10ProductArgs {
   int out_rows = 0;                   // weight rows per expert and tensor: f (gate/up) or d (down)
   const __half* act_codes = nullptr;  // [rows, K] f16 codes, 16-byte aligned
   const float* act_scales = nullptr;  // [rows, K/64] f32
+  const int32_t* act_sums = nullptr;  // [rows, K/16] code sums (offset formats)
   const int32_t* pair_token = nullptr;  // [P] activation row of each sorted pair; null: the pair
   const int32_t* expert_offsets = nullptr;  // [E + 1] sorted pairs of expert e
   const int32_t* tile_offsets = nullptr;    // [E + 1] pair tiles (of the tile's kPairs) before e
