@@ -541,6 +541,37 @@ TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
   check_against_the_cpu_arm(c);
 }
 
+// The host model the device runs are held to is the q10 CPU arm's rule (no device needed): y,
+// gate, up, h and down, bitwise, on every format in both roles at its 32 * odd (or smallest
+// multi-stage) width with skewed routing, and on the mixed pairs but the largest.
+TEST(FusedQ10Arm, TheHostModelIsTheCpuArmOnEveryFormat) {
+  for (const Q10Case& c : format_cases()) {
+    const bool per_format = c.name.rfind("gate_up_", 0) == 0 || c.name.rfind("down_", 0) == 0;
+    if (per_format ? c.name.find("_odd_") == std::string::npos : c.d * c.f > 512 * 1024) continue;
+    SCOPED_TRACE(c.name);
+    const uint64_t seed = case_seed("fused_q10_model/" + c.name);
+    SCOPED_TRACE(seed_trace(seed));
+    const test::SyntheticCase sc = make_case(c, seed);
+    const LayerInputs in = sc.inputs();
+    const Q10Model want = q10_model(sc.layer.weights, in);
+    std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
+    CpuDebugOutputs debug;
+    run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
+    const int64_t P = c.n_tokens * c.k;
+    EXPECT_EQ(test::count_bitwise_diffs(y_cpu.data(), want.y.data(), c.n_tokens * c.d), 0) << "y";
+    ASSERT_EQ(debug.h.size(), static_cast<size_t>(P * c.f));
+    ASSERT_EQ(debug.down.size(), static_cast<size_t>(P * c.d));
+    EXPECT_EQ(test::count_bitwise_diffs(debug.h.data(), want.h.data(), P * c.f), 0) << "h";
+    EXPECT_EQ(test::count_bitwise_diffs(debug.down.data(), want.down.data(), P * c.d), 0)
+        << "down";
+    if (debug.gate.size() == static_cast<size_t>(P * c.f)) {
+      EXPECT_EQ(test::count_bitwise_diffs(debug.gate.data(), want.gate.data(), P * c.f), 0)
+          << "gate";
+      EXPECT_EQ(test::count_bitwise_diffs(debug.up.data(), want.up.data(), P * c.f), 0) << "up";
+    }
+  }
+}
+
 // ---- what each kernel family carries (no device needed) ---------------------------------------
 synth::SyntheticLayer tiny_layer(GgmlType gate_up, GgmlType up, GgmlType down, int64_t d,
                                  int64_t f) {
