@@ -1,6 +1,6 @@
 // The q10 fused arm on each of its kernel families (cuda/fused_q10: the sm_80 kernels on mma.sync
 // m16n8k16 f16, the sm_90a ones on wgmma f16, and with STRATA_PF_FUSED_WMMA=1 the 16x16x16 f16 tile
-// kernels) on IQ3_S gate/up + Q2_0 down layers, bitwise:
+// kernels), bitwise. Edges (IQ3_S gate/up + Q2_0 down, every kernel family):
 //   - against a direct host model of the q10 rule (docs/numerics.md, "q10"; written here from
 //     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales,
 //     down;
@@ -8,7 +8,13 @@
 //   - across launches and both tile configurations (a configuration changes speed, never a bit);
 // on seeded edge cases (T = 1, k = 1, empty and one-row experts, an expert with most of the
 // tokens, multi-tile experts, a partial feature block of the small tile, 2-byte aligned weights)
-// and an all-zero token whose output row must be exactly zero. Skips without a device.
+// and an all-zero token whose output row must be exactly zero. Formats (the sm_80 kernels): every
+// format of q10_formats.hpp once as gate/up (down Q8_0) and once as down (gate/up Q8_0), each at
+// its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
+// short activation block) with skewed routing and empty experts, and on multi-tile experts; and
+// mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880): against the rule's host
+// model, the q10 CPU arm, reruns and both tiles. Seeds are printed on failure and replay with
+// STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +29,7 @@
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_q10/q10_arm.hpp"
+#include "cuda/fused_q10/q10_formats.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
 #include "moe_check.hpp"
@@ -80,10 +87,14 @@ float span_product(const ExpertTensor& t, int64_t expert, int64_t row, const Q10
   return acc;
 }
 
-template <class F>
+// The tensor's format picked at run time (every format the q10 kernels carry).
 void products(const ExpertTensor& t, int64_t expert, const Q10Rows& act, int64_t act_row, int64_t K,
               int64_t out_rows, float* out) {
-  for (int64_t r = 0; r < out_rows; ++r) out[r] = span_product<F>(t, expert, r, act, act_row, K);
+  const bool known = visit_format<cuda::fused_q10::Q10GateUpFormats>(t.type, [&](auto tag) {
+    using F = typename decltype(tag)::Format;
+    for (int64_t r = 0; r < out_rows; ++r) out[r] = span_product<F>(t, expert, r, act, act_row, K);
+  });
+  ASSERT_TRUE(known) << "no wide decode for " << ggml_type_name(t.type);
 }
 
 struct Q10Model {
@@ -93,10 +104,6 @@ struct Q10Model {
 };
 
 Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
-  using GateUp = Iq3S;
-  using Down = Q2_0;
-  EXPECT_EQ(layer.gate.type, GateUp::kType);
-  EXPECT_EQ(layer.down.type, Down::kType);
   const int64_t T = in.n_tokens, k = in.k, d = layer.d, f = layer.f, P = T * k;
   const Q10Rows x_q = quantize_rows_host(in.x, T, d);
   Q10Model m;
@@ -107,13 +114,13 @@ Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
   m.y.resize(T * d);
   for (int64_t p = 0; p < P; ++p) {
     const int64_t e = in.ids[p], t = p / k;
-    products<GateUp>(layer.gate, e, x_q, t, d, f, &m.gate[p * f]);
-    products<GateUp>(layer.up, e, x_q, t, d, f, &m.up[p * f]);
+    products(layer.gate, e, x_q, t, d, f, &m.gate[p * f]);
+    products(layer.up, e, x_q, t, d, f, &m.up[p * f]);
     for (int64_t i = 0; i < f; ++i) m.h[p * f + i] = swiglu(m.gate[p * f + i], m.up[p * f + i]);
   }
   m.h_q = quantize_rows_host(m.h.data(), P, f);
   for (int64_t p = 0; p < P; ++p)
-    products<Down>(layer.down, in.ids[p], m.h_q, p, f, d, &m.down[p * d]);
+    products(layer.down, in.ids[p], m.h_q, p, f, d, &m.down[p * d]);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t c = 0; c < d; ++c) {
       float acc = 0.0f;
@@ -124,17 +131,13 @@ Q10Model q10_model(const MoeLayerWeights& layer, const LayerInputs& in) {
   return m;
 }
 
-// ---- the q10 CPU arm, where this build has it
-// ---------------------------------------------------- run_layer_cpu(layer, inputs, arm, threads,
-// y, debug, Numerics::kQ10): false when the CPU arm of the profile is not in this build (the
-// overload does not exist yet).
+// ---- the q10 CPU arm ----------------------------------------------------------------------------
 template <class Layer>
 void run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOutputs* debug) {
   run_layer_cpu(layer, in, Arm::kProduction, 2, y, debug, Numerics::kQ10);
 }
 
-// ---- device runs
-// ---------------------------------------------------------------------------------
+// ---- device runs --------------------------------------------------------------------------------
 template <class T>
 std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10WorkspaceView& view,
                              int k, int64_t cols) {
@@ -195,15 +198,56 @@ int64_t count_code_diffs(const std::vector<__half>& got, const std::vector<int16
   return wrong;
 }
 
-// ---- the cases
-// -----------------------------------------------------------------------------------
+// ---- seeds: printed on failure, replayed with STRATA_Q10_TEST_SEED ------------------------------
+uint64_t case_seed(const std::string& salt) {
+  if (const char* fixed = std::getenv("STRATA_Q10_TEST_SEED"); fixed != nullptr && *fixed != '\0')
+    return std::strtoull(fixed, nullptr, 10);
+  return test::fresh_seed(salt);
+}
+
+std::string seed_trace(uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (replay: STRATA_Q10_TEST_SEED=" + std::to_string(seed) +
+         ")";
+}
+
+// ---- the cases ----------------------------------------------------------------------------------
 struct Q10Case {
-  const char* name;
+  std::string name;
   int64_t d, f, n_expert;
   int k;
   int64_t n_tokens;
   test::CaseRouting routing;
+  GgmlType gate_up = GgmlType::IQ3_S;  // gate and up
+  GgmlType down = GgmlType::Q2_0;
 };
+
+// The case's layer (synth::make_layer: seed s), routing (s + 1) and activations (s + 2).
+test::SyntheticCase make_case(const Q10Case& c, uint64_t seed) {
+  synth::LayerSpec spec;
+  spec.d = c.d;
+  spec.f = c.f;
+  spec.n_expert = c.n_expert;
+  spec.gate_type = spec.up_type = c.gate_up;
+  spec.down_type = c.down;
+  spec.seed = seed;
+  test::SyntheticCase sc;
+  sc.layer = synth::make_layer(spec);
+  switch (c.routing) {
+    case test::CaseRouting::kSkewed:
+      sc.routing = synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
+      break;
+    case test::CaseRouting::kUniform:
+      sc.routing = synth::uniform_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
+      break;
+    case test::CaseRouting::kSingleExpert:
+      sc.routing = synth::single_expert_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
+      break;
+  }
+  sc.x = synth::random_activations(c.n_tokens, c.d, seed + 2);
+  sc.n_tokens = c.n_tokens;
+  sc.k = c.k;
+  return sc;
+}
 
 std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) {
   return info.param.name;
@@ -240,10 +284,9 @@ struct WmmaScope {
 
 void check_against_the_rule(const Q10Case& c, const char* engine) {
   const Q10EngineScope scope(engine);
-  const uint64_t seed = test::fresh_seed(std::string("fused_q10/") + c.name);
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  test::SyntheticCase sc =
-      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  const uint64_t seed = case_seed("fused_q10/" + c.name);
+  SCOPED_TRACE(seed_trace(seed));
+  test::SyntheticCase sc = make_case(c, seed);
   std::fill_n(sc.x.begin(), c.d,
               0.0f);  // token 0: all zeros, so its output row must be exactly zero
   const LayerInputs in = sc.inputs();
@@ -326,18 +369,16 @@ TEST_P(FusedQ10Layer, HopperKernelsBitwiseEqualToTheQ10RuleAndDeterministic) {
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
   const Q10Case& c = GetParam();
   {
-    const test::SyntheticCase sc = test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens,
-                                                             c.routing, 1);
+    const test::SyntheticCase sc = make_case(c, 1);
     ASSERT_TRUE(cuda::fused_q10::q10_hopper_supports(sc.layer.weights));
   }
   check_against_the_rule(c, "1");  // bulk copies + wgmma f16
 }
 
 void check_against_the_cpu_arm(const Q10Case& c) {
-  const uint64_t seed = test::fresh_seed(std::string("fused_q10_cpu/") + c.name);
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const test::SyntheticCase sc =
-      test::make_synthetic_case(c.d, c.f, c.n_expert, c.k, c.n_tokens, c.routing, seed);
+  const uint64_t seed = case_seed("fused_q10_cpu/" + c.name);
+  SCOPED_TRACE(seed_trace(seed));
+  const test::SyntheticCase sc = make_case(c, seed);
   const LayerInputs in = sc.inputs();
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
@@ -346,6 +387,8 @@ void check_against_the_cpu_arm(const Q10Case& c) {
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
   ws.keep_h = true;
+  (void)run.run(dev.weights, ws);  // sizes the workspace; the checked run below starts poisoned
+  poison_rows(ws.last(), c.f, c.d);
   const std::vector<float> y = run.run(dev.weights, ws);
   const auto& v = ws.last();
   const int64_t P = c.n_tokens * c.k;
@@ -356,6 +399,16 @@ void check_against_the_cpu_arm(const Q10Case& c) {
         test::count_bitwise_diffs(unsorted_rows(v.h, v, c.k, c.f).data(), debug.h.data(), P * c.f),
         0)
         << "h";
+    // The down stage's activations: the CPU arm's h requantised by the rule.
+    const Q10Rows h_q = quantize_rows_host(debug.h.data(), P, c.f);
+    EXPECT_EQ(count_code_diffs(unsorted_rows(v.h_codes, v, c.k, c.f), h_q.codes), 0) << "h codes";
+    const int64_t h_blocks = q10_blocks_per_row(c.f);
+    EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.h_scales, v, c.k, h_blocks).data(),
+                                        h_q.scales.data(), P * h_blocks),
+              0)
+        << "h scales";
+    EXPECT_TRUE(unsorted_rows(v.h_sums, v, c.k, c.f / kQ10SumValues) == h_q.sums)
+        << "h code sums";
   }
   if (debug.down.size() == static_cast<size_t>(P * c.d)) {
     EXPECT_EQ(test::count_bitwise_diffs(unsorted_rows(v.down, v, c.k, c.d).data(),
@@ -381,19 +434,207 @@ TEST_P(FusedQ10Layer, WmmaKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
 
 INSTANTIATE_TEST_SUITE_P(Edges, FusedQ10Layer, ::testing::ValuesIn(kCases), case_name);
 
-TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch
-  ASSERT_TRUE(synth::synth_supports(GgmlType::Q4_K));
+// ---- every format, as gate/up and as down (the sm_80 kernels) --------------------------------
+struct FormatFacts {
+  GgmlType type;
+  std::string name;
+  int block;  // values per block
+};
+
+template <class... F>
+std::vector<FormatFacts> format_facts(FormatList<F...>) {
+  return {FormatFacts{F::kType, F::kName, F::kBlockValues}...};
+}
+
+std::vector<FormatFacts> carried_formats() {
+  return format_facts(cuda::fused_q10::Q10GateUpFormats{});
+}
+
+// The smallest legal width of a row of blocks of `block` values (a multiple of 32 too), the width
+// ending in the short 32-value activation block (32 * odd, where the block allows it), and a
+// width of several 64-value stages.
+int64_t width_min(int block) { return std::max(block, 32); }
+int64_t width_odd(int block) { return block == 32 ? 160 : 2 * block; }
+int64_t width_multi(int block) { return std::max<int64_t>(block, 64) * (block >= 128 ? 2 : 5); }
+
+// The fixed partner: Q8_0 (32-value blocks, so the other dimension can be any multiple of 32).
+constexpr GgmlType kPartner = GgmlType::Q8_0;
+
+std::vector<Q10Case> format_cases() {
+  using test::CaseRouting;
+  std::vector<Q10Case> cases;
+  for (const FormatFacts& fmt : carried_formats()) {
+    const int b = fmt.block;
+    // As gate/up (d is the gate/up rows' width), down Q8_0.
+    cases.push_back({"gate_up_" + fmt.name + "_min_t1_k1", width_min(b), 32, 4, 1, 1,
+                     CaseRouting::kUniform, fmt.type, kPartner});
+    cases.push_back({"gate_up_" + fmt.name + "_odd_skewed", width_odd(b), 96, 8, 2, 40,
+                     CaseRouting::kSkewed, fmt.type, kPartner});
+    cases.push_back({"gate_up_" + fmt.name + "_multi_tile", width_multi(b), 320, 6, 2, 150,
+                     CaseRouting::kSingleExpert, fmt.type, kPartner});
+    // As down (f is the down rows' width), gate/up Q8_0.
+    cases.push_back({"down_" + fmt.name + "_min_t1_k1", 32, width_min(b), 4, 1, 1,
+                     CaseRouting::kUniform, kPartner, fmt.type});
+    cases.push_back({"down_" + fmt.name + "_odd_skewed", 96, width_odd(b), 8, 2, 40,
+                     CaseRouting::kSkewed, kPartner, fmt.type});
+    cases.push_back({"down_" + fmt.name + "_multi_tile", 320, width_multi(b), 6, 2, 150,
+                     CaseRouting::kSingleExpert, kPartner, fmt.type});
+  }
+  // Mixed pairs at real geometries (gpt-oss: d = f = 2880 = 45 * 64, MXFP4).
+  cases.push_back({"q4_K_q6_K", 512, 768, 16, 4, 33, CaseRouting::kSkewed, GgmlType::Q4_K,
+                   GgmlType::Q6_K});
+  cases.push_back({"iq4_xs_iq4_nl", 768, 352, 16, 4, 33, CaseRouting::kSkewed, GgmlType::IQ4_XS,
+                   GgmlType::IQ4_NL});
+  cases.push_back({"q8_0_q8_0", 416, 224, 8, 2, 70, CaseRouting::kUniform, GgmlType::Q8_0,
+                   GgmlType::Q8_0});
+  cases.push_back({"iq2_xxs_iq4_nl", 512, 288, 12, 3, 25, CaseRouting::kSkewed, GgmlType::IQ2_XXS,
+                   GgmlType::IQ4_NL});
+  cases.push_back({"mxfp4_mxfp4_gpt_oss", 2880, 2880, 8, 4, 9, CaseRouting::kSkewed,
+                   GgmlType::MXFP4, GgmlType::MXFP4});
+  cases.push_back({"q4_1_q5_1_odd", 224, 160, 8, 2, 41, CaseRouting::kSkewed, GgmlType::Q4_1,
+                   GgmlType::Q5_1});
+  cases.push_back({"q2_K_q5_K", 256, 512, 8, 2, 50, CaseRouting::kSkewed, GgmlType::Q2_K,
+                   GgmlType::Q5_K});
+  return cases;
+}
+
+class FusedQ10Format : public ::testing::TestWithParam<Q10Case> {};
+
+// The sm_80 kernels (STRATA_PF_Q10_HOPPER=0 for the few layers the Hopper kernels carry too):
+// the rule's every intermediate, the q10 CPU arm, reruns and both tiles.
+TEST_P(FusedQ10Format, Sm80KernelsBitwiseEqualToTheRuleAndTheCpuArm) {
+  STRATA_REQUIRE_GPU();
+  const Q10Case& c = GetParam();
+  {
+    const test::SyntheticCase sc = make_case(c, 1);
+    ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(sc.layer.weights))
+        << cuda::fused_q10::q10_fused_refusal(sc.layer.weights);
+  }
+  check_against_the_rule(c, "0");
+  const Q10EngineScope scope("0");
+  check_against_the_cpu_arm(c);
+}
+
+// Left to the arm's own choice on an sm_90 device: a layer the Hopper kernels do not carry runs
+// the sm_80 kernels there, with the same bits.
+TEST_P(FusedQ10Format, DefaultSelectionOnHopperGivesTheSameBits) {
+  STRATA_REQUIRE_GPU();
+  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
+  check_against_the_rule(GetParam(), "1");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, FusedQ10Format, ::testing::ValuesIn(format_cases()), case_name);
+
+// STRATA_PF_FUSED_WMMA=1 on a layer the 16x16x16 kernels do not carry: the other kernels run it,
+// with the bits of the rule and the CPU arm.
+TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
+  STRATA_REQUIRE_GPU();
+  const WmmaScope wmma;
+  const Q10Case c{"wmma_fallback_q4_K_q6_K", 256, 160, 8, 2, 30, test::CaseRouting::kSkewed,
+                  GgmlType::Q4_K, GgmlType::Q6_K};
+  {
+    const test::SyntheticCase sc = make_case(c, 1);
+    EXPECT_FALSE(cuda::fused_q10::q10_wmma_supports(sc.layer.weights));
+    EXPECT_FALSE(cuda::fused_q10::use_q10_wmma(sc.layer.weights));
+  }
+  check_against_the_rule(c, "0");
+  check_against_the_cpu_arm(c);
+}
+
+// The host model the device runs are held to is the q10 CPU arm's rule (no device needed): y,
+// gate, up, h and down, bitwise, on every format in both roles at its 32 * odd (or smallest
+// multi-stage) width with skewed routing, and on the mixed pairs but the largest.
+TEST(FusedQ10Arm, TheHostModelIsTheCpuArmOnEveryFormat) {
+  for (const Q10Case& c : format_cases()) {
+    const bool per_format = c.name.rfind("gate_up_", 0) == 0 || c.name.rfind("down_", 0) == 0;
+    if (per_format ? c.name.find("_odd_") == std::string::npos : c.d * c.f > 512 * 1024) continue;
+    SCOPED_TRACE(c.name);
+    const uint64_t seed = case_seed("fused_q10_model/" + c.name);
+    SCOPED_TRACE(seed_trace(seed));
+    const test::SyntheticCase sc = make_case(c, seed);
+    const LayerInputs in = sc.inputs();
+    const Q10Model want = q10_model(sc.layer.weights, in);
+    std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
+    CpuDebugOutputs debug;
+    run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
+    const int64_t P = c.n_tokens * c.k;
+    EXPECT_EQ(test::count_bitwise_diffs(y_cpu.data(), want.y.data(), c.n_tokens * c.d), 0) << "y";
+    ASSERT_EQ(debug.h.size(), static_cast<size_t>(P * c.f));
+    ASSERT_EQ(debug.down.size(), static_cast<size_t>(P * c.d));
+    EXPECT_EQ(test::count_bitwise_diffs(debug.h.data(), want.h.data(), P * c.f), 0) << "h";
+    EXPECT_EQ(test::count_bitwise_diffs(debug.down.data(), want.down.data(), P * c.d), 0)
+        << "down";
+    if (debug.gate.size() == static_cast<size_t>(P * c.f)) {
+      EXPECT_EQ(test::count_bitwise_diffs(debug.gate.data(), want.gate.data(), P * c.f), 0)
+          << "gate";
+      EXPECT_EQ(test::count_bitwise_diffs(debug.up.data(), want.up.data(), P * c.f), 0) << "up";
+    }
+  }
+}
+
+// ---- what each kernel family carries (no device needed) ---------------------------------------
+synth::SyntheticLayer tiny_layer(GgmlType gate_up, GgmlType up, GgmlType down, int64_t d,
+                                 int64_t f) {
   synth::LayerSpec spec;
-  spec.d = 256;
-  spec.f = 128;
-  spec.n_expert = 4;
-  spec.gate_type = spec.up_type = GgmlType::Q4_K;
-  const synth::SyntheticLayer layer = synth::make_layer(spec);
-  EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(layer.weights)) << "q4_K gate/up";
+  spec.d = d;
+  spec.f = f;
+  spec.n_expert = 2;
+  spec.gate_type = gate_up;
+  spec.up_type = up;
+  spec.down_type = down;
+  return synth::make_layer(spec);
+}
+
+TEST(FusedQ10Arm, CarriesEveryFormatInBothRolesAtEveryLegalWidth) {
+  const std::vector<FormatFacts> formats = carried_formats();
+  ASSERT_EQ(formats.size(), 25u);
+  for (const FormatFacts& fmt : formats) {
+    SCOPED_TRACE(fmt.name);
+    for (const int64_t width : {width_min(fmt.block), width_odd(fmt.block)}) {
+      const auto as_gate_up = tiny_layer(fmt.type, fmt.type, kPartner, width, 32);
+      EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(as_gate_up.weights)) << "gate/up, d " << width;
+      const auto as_down = tiny_layer(kPartner, kPartner, fmt.type, 32, width);
+      EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(as_down.weights)) << "down, f " << width;
+      // The Hopper and wmma kernels carry IQ3_S gate/up + Q2_0 down only.
+      EXPECT_FALSE(cuda::fused_q10::q10_hopper_supports(as_gate_up.weights));
+      EXPECT_FALSE(cuda::fused_q10::q10_hopper_supports(as_down.weights));
+      EXPECT_FALSE(cuda::fused_q10::q10_wmma_supports(as_gate_up.weights));
+      EXPECT_FALSE(cuda::fused_q10::q10_wmma_supports(as_down.weights));
+    }
+  }
+  const auto iq3_q2 = tiny_layer(GgmlType::IQ3_S, GgmlType::IQ3_S, GgmlType::Q2_0, 256, 128);
+  EXPECT_TRUE(cuda::fused_q10::q10_hopper_supports(iq3_q2.weights));
+  EXPECT_TRUE(cuda::fused_q10::q10_wmma_supports(iq3_q2.weights));
+  // gpt-oss: d = f = 2880 (45 * 64, not a multiple of 256) with MXFP4.
+  const auto gpt_oss = tiny_layer(GgmlType::MXFP4, GgmlType::MXFP4, GgmlType::MXFP4, 2880, 2880);
+  EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(gpt_oss.weights));
+}
+
+TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch
+  // gate and up of two formats: no GGUF file has them, and the kernels read one format.
+  const auto mixed = tiny_layer(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, 256, 128);
+  EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(mixed.weights));
+  const std::string why = cuda::fused_q10::q10_fused_refusal(mixed.weights);
+  EXPECT_NE(why.find("q4_K"), std::string::npos) << why;
+  EXPECT_NE(why.find("q6_K"), std::string::npos) << why;
+  EXPECT_NE(why.find("d = 256, f = 128"), std::string::npos) << why;
+  EXPECT_NE(why.find("share one format"), std::string::npos) << why;
   cuda::fused_q10::Q10Workspace ws;
-  EXPECT_THROW(
-      cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr),
-      Error);
+  try {
+    cuda::fused_q10::run_layer_q10(mixed.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr);
+    ADD_FAILURE() << "a gate q4_K / up q6_K layer ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("q6_K"), std::string::npos) << e.what();
+  }
+  // A width the blocks allow but the rule does not see (validate_layer refuses it first): the
+  // support check states the geometry rule on its own.
+  MoeLayerWeights odd = tiny_layer(GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_K, 64, 256).weights;
+  odd.f = 288;  // not a multiple of q4_K's 256-value block
+  EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(odd));
+  const std::string geometry = cuda::fused_q10::q10_fused_refusal(odd);
+  EXPECT_NE(geometry.find("f = 288"), std::string::npos) << geometry;
+  EXPECT_NE(geometry.find("256 values"), std::string::npos) << geometry;
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
 // The q10 kernels' piece decode (cuda/fused_q10/wide_piece.hpp, host build of device code) against
-// the traits' decode_wide: the same integers and scale bits for every piece of every span, on the
-// bundled ggml vectors and on random bytes (every bit pattern is a valid block of these formats).
+// the traits' decode_wide: the same integers, scale and offset bits for every piece of every span,
+// on the bundled ggml vectors and on random bytes, for every format the q10 kernels carry
+// (q10_formats.hpp); and the Hopper kernels' table pieces for the formats those carry.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
+#include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/wide_piece.hpp"
 #include "decode_vectors.hpp"
 #include "formats/all.hpp"
@@ -43,6 +46,31 @@ int64_t piece_mismatches(const std::vector<uint8_t>& blocks) {
   return wrong;
 }
 
+// The sm_80 kernels' sub-block unit of S = 16 formats: spans 2*sub and 2*sub + 1 in one decode.
+template <class F>
+int64_t sub_pair_mismatches(const std::vector<uint8_t>& blocks) {
+  static_assert(F::kWideSpan == 16);
+  int64_t wrong = 0;
+  const int64_t n_blocks = static_cast<int64_t>(blocks.size()) / F::kBlockBytes;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* block = blocks.data() + b * F::kBlockBytes;
+    for (int sub = 0; sub < F::kBlockValues / 32; ++sub) {
+      int16_t w[32];
+      WideScale got[2]{};
+      cuda::fused_q10::WideSubPair<F>::decode(block, sub, w, got);
+      for (int half = 0; half < 2; ++half) {
+        int16_t want_w[16];
+        WideScale want{};
+        F::decode_wide(block, 2 * sub + half, want_w, want);
+        wrong += std::memcmp(&got[half].scale, &want.scale, sizeof(float)) != 0;
+        wrong += std::memcmp(&got[half].offset, &want.offset, sizeof(float)) != 0;
+        for (int i = 0; i < 16; ++i) wrong += w[16 * half + i] != want_w[i];
+      }
+    }
+  }
+  return wrong;
+}
+
 // The Hopper kernels' piece decode (its table as the kernels load it into shared memory).
 template <class F>
 int64_t table_piece_mismatches(const std::vector<uint8_t>& blocks) {
@@ -71,9 +99,9 @@ int64_t table_piece_mismatches(const std::vector<uint8_t>& blocks) {
 }
 
 template <class F>
-void check_format(const std::string& vectors_name) {
+void check_format() {
   SCOPED_TRACE(F::kName);
-  const test::DecodeVectors v = test::load_decode_vectors(vectors_name);
+  const test::DecodeVectors v = test::load_decode_vectors(F::kName);
   ASSERT_EQ(v.block_bytes, F::kBlockBytes);
   ASSERT_GT(v.n_blocks, 0);
   EXPECT_EQ(piece_mismatches<F>(v.blocks), 0) << "bundled vectors, " << v.n_blocks << " blocks";
@@ -83,22 +111,32 @@ void check_format(const std::string& vectors_name) {
   std::vector<uint8_t> random(4096 * static_cast<size_t>(F::kBlockBytes));
   for (auto& byte : random) byte = static_cast<uint8_t>(rng.next());
   EXPECT_EQ(piece_mismatches<F>(random), 0) << "random bytes, 4096 blocks";
-  if constexpr (F::kWideSpan == 64) {
+  if constexpr (cuda::fused_q10::kWideSubPairs<F>) {
+    EXPECT_EQ(sub_pair_mismatches<F>(v.blocks), 0) << "sub-block pairs, bundled vectors";
+    EXPECT_EQ(sub_pair_mismatches<F>(random), 0) << "sub-block pairs, random bytes";
+  }
+  // NOTE: compare bits, not values: random scale fields may be NaN, and a piece must give the
+  // same NaN.
+  if constexpr (cuda::fused_q10::kHopperQ10GateUpCarries<F> ||
+                cuda::fused_q10::kHopperQ10DownCarries<F>) {
     EXPECT_EQ(table_piece_mismatches<F>(v.blocks), 0) << "table pieces, bundled vectors";
     EXPECT_EQ(table_piece_mismatches<F>(random), 0) << "table pieces, random bytes";
   }
 }
 
-TEST(Q10WidePiece, Iq3sPiecesAreTheWideDecode) {
-  check_format<Iq3S>("iq3_s");
+template <class... F>
+void check_formats(FormatList<F...>) {
+  (check_format<F>(), ...);
 }
-TEST(Q10WidePiece, Q2_0PiecesAreTheWideDecode) {
-  check_format<Q2_0>("q2_0");
-}
-// The generic piece (decode_wide itself) on spans of 32 and 16.
-TEST(Q10WidePiece, GenericPiecesOfQ4kAndQ6k) {
-  check_format<Q4_K>("q4_K");
-  check_format<Q6_K>("q6_K");
+
+static_assert(std::is_same_v<cuda::fused_q10::Q10GateUpFormats, cuda::fused_q10::Q10DownFormats>,
+              "one list for both roles: checking one checks both");
+
+
+// Specialised pieces (IQ3_S, Q2_0) and the generic one (decode_wide itself, halved for S = 64) on
+// spans of 16, 32 and 64, with and without offsets.
+TEST(Q10WidePiece, PiecesAreTheWideDecodeForEveryCarriedFormat) {
+  check_formats(cuda::fused_q10::Q10GateUpFormats{});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/fused_q10/q10_arm.hpp"
 #endif
 
 namespace strata::cli::benchrun {
@@ -82,11 +83,14 @@ class CudaSession final : public Session {
                           prop.l2CacheSize >> 20);
     device_name_ = prop.name;
     for (const MoeLayerWeights& host : inputs_.weight_sets) {
-      require(cuda::production_supports(host), Status::kUnsupported,
-              fmt::format("--backend cuda: the CUDA arms carry iq3_s and q2_0; this cell has gate "
-                          "{} / up {} / down {}",
+      // Each arm's profile is checked per cell (run); here, that some CUDA arm carries it.
+      require(cuda::production_supports(host) || cuda::fused_q10::q10_fused_supports(host),
+              Status::kUnsupported,
+              fmt::format("--backend cuda: no CUDA arm carries gate {} / up {} / down {} (q8: "
+                          "iq3_s and q2_0; q10: {})",
                           ggml_type_name(host.gate.type), ggml_type_name(host.up.type),
-                          ggml_type_name(host.down.type)));
+                          ggml_type_name(host.down.type),
+                          cuda::fused_q10::q10_fused_refusal(host)));
       DeviceLayer& d = layers_.emplace_back();
       d.gate = upload(host.gate);
       d.up = upload(host.up);
@@ -112,6 +116,20 @@ class CudaSession final : public Session {
   double ceiling_tops() const override { return bench::ceiling_tops_for(device_name_); }
 
   bench::RunResult run(const bench::CellSpec& cell) override {
+    for (const bench::ArmChoice& arm : cell.arms)
+      for (const DeviceLayer& layer : layers_) {
+        if (arm.numerics == Numerics::kQ10)
+          require(cuda::fused_q10::q10_fused_supports(layer.weights), Status::kUnsupported,
+                  "--backend cuda, arm " + arm.name + ": " +
+                      cuda::fused_q10::q10_fused_refusal(layer.weights));
+        else
+          require(cuda::production_supports(layer.weights), Status::kUnsupported,
+                  fmt::format("--backend cuda, arm {}: the CUDA q8 arms carry iq3_s and q2_0; "
+                              "this cell has gate {} / up {} / down {} (--numerics q10 carries it)",
+                              arm.name, ggml_type_name(layer.weights.gate.type),
+                              ggml_type_name(layer.weights.up.type),
+                              ggml_type_name(layer.weights.down.type)));
+      }
     y_.reserve(static_cast<size_t>(cell.chunk * cell.d));
     CudaRunner runner(*this, cell);
     const bench::Unit& first = runner.units().front();

@@ -1,7 +1,9 @@
 #include "cuda/fused_q10/q10_arm.hpp"
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "common/env.hpp"
 #include "common/error.hpp"
@@ -27,6 +29,37 @@ bool gate_up_carried(GgmlType type) {
 bool down_carried(GgmlType type) {
   return visit_format<Q10DownFormats>(type, [](auto) {});
 }
+
+// Values per block of a format the q10 kernels carry (0 for any other type).
+int format_block_values(GgmlType type) {
+  int values = 0;
+  visit_format<Q10GateUpFormats>(type, [&](auto tag) {
+    values = decltype(tag)::Format::kBlockValues;
+  });
+  return values;
+}
+
+// Whether a kernel family's per-role trait holds for the layer's gate/up and down formats.
+template <template <class> class GateUp, template <class> class Down>
+bool family_carries(const MoeLayerWeights& layer) {
+  bool gate_up = false, down = false;
+  visit_format<Q10GateUpFormats>(layer.gate.type, [&](auto tag) {
+    gate_up = GateUp<typename decltype(tag)::Format>::value;
+  });
+  visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
+    down = Down<typename decltype(tag)::Format>::value;
+  });
+  return gate_up && down && layer.gate.type == layer.up.type;
+}
+
+template <class F>
+struct HopperGateUp : std::bool_constant<kHopperQ10GateUpCarries<F>> {};
+template <class F>
+struct HopperDown : std::bool_constant<kHopperQ10DownCarries<F>> {};
+template <class F>
+struct WmmaGateUp : std::bool_constant<kWmmaQ10GateUpCarries<F>> {};
+template <class F>
+struct WmmaDown : std::bool_constant<kWmmaQ10DownCarries<F>> {};
 
 // STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
 std::optional<Q10TileKind> forced_tile() {
@@ -74,7 +107,26 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
 }
 
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
-  return q10_fused_supports(layer) && layer.d % 256 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+  return q10_fused_supports(layer) && family_carries<HopperGateUp, HopperDown>(layer) &&
+         layer.d % 64 == 0 && layer.f % 64 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+}
+
+bool q10_wmma_supports(const MoeLayerWeights& layer) {
+  return q10_fused_supports(layer) && family_carries<WmmaGateUp, WmmaDown>(layer) &&
+         layer.d % 64 == 0 && layer.f % 64 == 0;
+}
+
+bool use_q10_wmma(const MoeLayerWeights& layer) {
+  if (!fused_wmma::wmma_requested()) return false;
+  if (q10_wmma_supports(layer)) return true;
+  static std::atomic<bool> said{false};
+  say_once(said, "STRATA_PF_FUSED_WMMA=1: the q10 16x16x16 tile kernels carry iq3_s gate/up + "
+                 "q2_0 down with d and f multiples of 64, not gate " +
+                     std::string(ggml_type_name(layer.gate.type)) + " / down " +
+                     std::string(ggml_type_name(layer.down.type)) + " with d = " +
+                     std::to_string(layer.d) + ", f = " + std::to_string(layer.f) + " ('" +
+                     layer.gate.name + "'): such layers run the mma.sync or wgmma q10 kernels");
+  return false;
 }
 
 bool use_q10_hopper(const MoeLayerWeights& layer) {
@@ -91,8 +143,31 @@ Q10TileKind q10_tile_for(double mean_pairs) {
 }
 
 bool q10_fused_supports(const MoeLayerWeights& layer) {
-  return layer.gate.type == layer.up.type && gate_up_carried(layer.gate.type) &&
-         down_carried(layer.down.type) && layer.d % 64 == 0 && layer.f % 64 == 0;
+  if (layer.gate.type != layer.up.type || !gate_up_carried(layer.gate.type) ||
+      !down_carried(layer.down.type))
+    return false;
+  // d: gate/up rows are whole blocks; f: down rows are whole blocks and h is whole 32-value
+  // sub-blocks (an f % 64 == 32 row ends in the short activation block of the q10 rule).
+  return layer.d > 0 && layer.f > 0 && layer.d % format_block_values(layer.gate.type) == 0 &&
+         layer.d % 32 == 0 && layer.f % format_block_values(layer.down.type) == 0 &&
+         layer.f % 32 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+}
+
+std::string q10_fused_refusal(const MoeLayerWeights& layer) {
+  const std::string gate(ggml_type_name(layer.gate.type)), up(ggml_type_name(layer.up.type)),
+      down(ggml_type_name(layer.down.type));
+  const std::string what = "the q10 fused arm does not carry gate " + gate + " / up " + up +
+                           " / down " + down + " with d = " + std::to_string(layer.d) +
+                           ", f = " + std::to_string(layer.f) + " ('" + layer.gate.name + "'): ";
+  if (layer.gate.type != layer.up.type)
+    return what + "gate and up must share one format, as in GGUF files";
+  if (!gate_up_carried(layer.gate.type) || !down_carried(layer.down.type))
+    return what + "type " + (gate_up_carried(layer.gate.type) ? down : gate) +
+           " is not one of the 25 block formats it carries (q10_formats.hpp)";
+  return what + "d must be a multiple of 32 and of the gate/up block (" +
+         std::to_string(format_block_values(layer.gate.type)) +
+         " values), f a multiple of 32 and of the down block (" +
+         std::to_string(format_block_values(layer.down.type)) + " values)";
 }
 
 void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
@@ -116,12 +191,7 @@ void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
                    cudaStream_t stream, float* y) {
   validate_layer(layer);
-  require(q10_fused_supports(layer), Status::kUnsupported,
-          "the q10 fused arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
-              " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
-              std::string(ggml_type_name(layer.down.type)) +
-              " with d = " + std::to_string(layer.d) + ", f = " + std::to_string(layer.f) +
-              " (it carries iq3_s gate/up, q2_0 down, d and f multiples of 64)");
+  require(q10_fused_supports(layer), Status::kUnsupported, q10_fused_refusal(layer));
   require(in.n_tokens >= 0, Status::kInvalidArgument, "n_tokens: negative");
   require(in.k >= 1 && in.k <= layer.n_expert, Status::kInvalidArgument,
           "k: " + std::to_string(in.k) + " (must be in [1, E = " + std::to_string(layer.n_expert) +
@@ -140,12 +210,13 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int64_t P = T * in.k;
   ws.reserve(T, P, d, f, E);
   const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
-  // STRATA_PF_FUSED_WMMA=1: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh); else on sm_90a
-  // the Hopper kernels (bulk copies + wgmma f16), else the mma.sync ones: the same bits.
-  // NOTE: the Hopper and wmma kernels copy whole 16-byte pieces of activation rows: the code
-  // buffers are cudaMalloc'd and rows of d or f f16 codes (multiples of 64) keep every row start
-  // 16-byte aligned.
-  const bool wmma = fused_wmma::wmma_requested();
+  // STRATA_PF_FUSED_WMMA=1: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh) where they carry
+  // the layer; else on sm_90a the Hopper kernels (bulk copies + wgmma f16) where they carry it;
+  // else the mma.sync ones (built for sm_80 and sm_90a): the same bits.
+  // NOTE: every kernel copies whole 16-byte pieces of activation rows: the code buffers are
+  // cudaMalloc'd and rows of d or f f16 codes (multiples of 32) keep every row start 16-byte
+  // aligned.
+  const bool wmma = use_q10_wmma(layer);
   const bool hopper = !wmma && use_q10_hopper(layer);
   const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
@@ -185,14 +256,16 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   gu.up_out = ws.keep_h ? ws.up_.get() : nullptr;
   bool found = visit_format<Q10GateUpFormats>(layer.gate.type, [&](auto tag) {
     using F = typename decltype(tag)::Format;
-    if (wmma) {
-      launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
-    } else if (hopper) {
-      HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
-      launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
-    } else {
-      launch_q10_gate_up<F>(gu, tile, stream);
+    if constexpr (kWmmaQ10GateUpCarries<F>) {
+      if (wmma) return launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
     }
+    if constexpr (kHopperQ10GateUpCarries<F>) {
+      if (hopper) {
+        HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
+        return launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
+      }
+    }
+    launch_q10_gate_up<F>(gu, tile, stream);
   });
   require(found, Status::kInternal, "q10 gate/up: format lost between validation and launch");
   // ---- down: h rows are already in sorted-pair order ------------------------------------------
@@ -209,14 +282,16 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   dn.down_out = ws.down_.get();
   found = visit_format<Q10DownFormats>(layer.down.type, [&](auto tag) {
     using F = typename decltype(tag)::Format;
-    if (wmma) {
-      launch_wmma_q10_down<F>(wmma_args(dn), stream);
-    } else if (hopper) {
-      HopperQ10Args h{dn, {layer.down.end(), nullptr}};
-      launch_hopper_q10_down<F>(h, hopper_pairs, stream);
-    } else {
-      launch_q10_down<F>(dn, tile, stream);
+    if constexpr (kWmmaQ10DownCarries<F>) {
+      if (wmma) return launch_wmma_q10_down<F>(wmma_args(dn), stream);
     }
+    if constexpr (kHopperQ10DownCarries<F>) {
+      if (hopper) {
+        HopperQ10Args h{dn, {layer.down.end(), nullptr}};
+        return launch_hopper_q10_down<F>(h, hopper_pairs, stream);
+      }
+    }
+    launch_q10_down<F>(dn, tile, stream);
   });
   require(found, Status::kInternal, "q10 down: format lost between validation and launch");
   // ---- combine in slot order (the q8 combine: q10 changes no step of it) ----------------------

@@ -6,13 +6,17 @@
 //   quantise x per 64 (f16 codes) -> group -> gate/up + SwiGLU + h requantised per 64
 //   -> down, one fp32 row per sorted pair -> combine in slot order
 //
-// Bitwise the q10 CPU arms' results (pipeline/arith_q10.hpp defines the bits). Carries IQ3_S
-// gate/up and Q2_0 down (q10_formats.hpp) with d % 64 == 0 and f % 64 == 0.
+// Bitwise the q10 CPU arms' results (pipeline/arith_q10.hpp defines the bits). The sm_80 kernels
+// carry every format of q10_formats.hpp as gate/up and as down, in any combination (gate and up
+// one format), with d a multiple of 32 and of the gate/up block, f a multiple of 32 and of the
+// down block; the Hopper and wmma kernels carry IQ3_S gate/up + Q2_0 down (q10_formats.hpp's
+// traits), and a layer they do not carry runs the sm_80 kernels.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/common/device_buffer.hpp"
@@ -58,13 +62,20 @@ class Q10Workspace {
   Q10WorkspaceView view_;
 };
 
-// Whether the q10 fused kernels carry the layer (formats and geometry).
+// Whether the q10 fused kernels carry the layer (formats and geometry), and when not, why: a
+// message naming the formats, d, f and the rule the layer breaks.
 bool q10_fused_supports(const MoeLayerWeights& layer);
+std::string q10_fused_refusal(const MoeLayerWeights& layer);
 // Whether the sm_90a kernels (bulk copies + wgmma f16) carry it too, and whether this run takes
 // them: an sm_90 device with the build's 90a image, unless STRATA_PF_Q10_HOPPER=0 (the sm_80
 // kernels, for A/B runs). Either gives the same bits.
 bool q10_hopper_supports(const MoeLayerWeights& layer);
 bool use_q10_hopper(const MoeLayerWeights& layer);
+// Whether the 16x16x16 tile kernels carry it (IQ3_S gate/up + Q2_0 down, d and f multiples of
+// 64), and whether this run takes them: STRATA_PF_FUSED_WMMA=1 and they carry it. A layer they do
+// not carry runs the other kernels, said once on stderr (as the q8 fused-wmma arm does).
+bool q10_wmma_supports(const MoeLayerWeights& layer);
+bool use_q10_wmma(const MoeLayerWeights& layer);
 
 // y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
 // false, kInvalidArgument naming the argument, kCuda.

@@ -4,18 +4,23 @@
 // A persistent grid walks the work items (pair tile of an expert's sorted pairs x block of weight
 // rows), from the tile offsets built on the device. Per item and per 64-value K stage (one
 // activation block):
-//   - the f16 activation codes and the block scale of the tile's pairs are gathered with cp.async,
-//     kActStages stages in flight (zero-filled past the expert's last pair);
+//   - the f16 activation codes and the block scale of the tile's pairs (and, for offset formats,
+//     their code sums per 16) are gathered with cp.async, kActStages stages in flight (zero-filled
+//     past the expert's last pair and past K);
 //   - the weights of stage s + 1 are decoded with the format's wide decode (WidePiece<F>, pieces of
-//     F::decode_wide: integer w, |w| <= W_f, one scale per (row, span)) into a double-buffered f16
+//     F::decode_wide, or WideSubPair<F>, two 16-value spans of one sub-block: integer w,
+//     |w| <= W_f, one scale (and offset) per (row, span)) into a double-buffered f16
 //     shared tile of 144-byte rows after the tensor cores multiply stage s;
 //   - each span of S values is S/16 chained mma.sync m16n8k16 f16 from a fresh accumulator
 //     (SpanMma<F>: exact integer span dots, the 2^24 guard at compile time), folded into fp32 by
-//     fold_span<F> strictly in span order.
+//     fold_span<F> strictly in span order (offset formats: the span's activation code sum, the
+//     int32 sum of its per-16 sums as the CPU arms form it, times the span's offset).
 // Gate/up epilogue: in each m16 tile rows 0-7 are gate and rows 8-15 the up rows of the same 8
 // features, so a lane holds gate (c0/c1) and up (c2/c3) of one (feature, pair); h = swiglu(g, u)
 // is requantised per 64 features (two warps along M: their amax meet in shared memory) by the
 // operations of quantize_block_q10. Down epilogue: one fp32 row per sorted pair.
+// K is a multiple of the format's block and of 32: when K % 64 == 32 the last stage is the
+// row's short 32-value activation block, and its spans past K are neither decoded nor folded.
 // NOTE: no split-K, no reordering of spans: the bits are the q10 CPU arms'.
 #pragma once
 #include <cuda_fp16.h>
@@ -42,19 +47,23 @@ enum class Epilogue { kSwigluRequant, kStoreRows };
 template <class F, class Tile>
 struct Q10Shared {
   static constexpr int kSpansPerStage = Tile::kStageValues / F::kWideSpan;
+  static constexpr int kSumsPerStage = Tile::kStageValues / kQ10SumValues;
+  // The offset term's operands, for offset formats only (one unused element otherwise).
+  static constexpr int kOffsetSpans = F::kHasOffset ? kSpansPerStage : 1;
+  static constexpr int kOffsetSums = F::kHasOffset ? kSumsPerStage : 1;
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
-  float act_scale[Tile::kActStages][Tile::kPairs];                              // [slot][pair]
-  float weight_scale[2][Tile::kWeightRows][kSpansPerStage];                     // [buf][row][span]
-  float amax[Tile::kWarpsM][Tile::kPairs];                                      // requant exchange
+  alignas(16) int32_t act_sums[Tile::kActStages][Tile::kPairs][kOffsetSums];  // [slot][pair][16s]
+  float act_scale[Tile::kActStages][Tile::kPairs];                           // [slot][pair]
+  float weight_scale[2][Tile::kWeightRows][kSpansPerStage];                  // [buf][row][span]
+  float weight_offset[2][Tile::kWeightRows][kOffsetSpans];                   // [buf][row][span]
+  float amax[Tile::kWarpsM][Tile::kPairs];                                   // requant exchange
 };
 
 template <class F, class Tile, Epilogue kEpilogue>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     q10_product_kernel(const Q10ProductArgs args) {
   static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
-  static_assert(!F::kHasOffset,
-                "offset formats need the activation span sums in the fold (not carried yet)");
   static_assert(Tile::kStageValues % F::kWideSpan == 0, "whole spans per stage");
   static_assert(
       F::kBlockValues % Tile::kStageValues == 0 || Tile::kStageValues % F::kBlockValues == 0,
@@ -66,16 +75,28 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   constexpr int kSpansPerStage = Shared::kSpansPerStage;
   constexpr bool kGateUp = kEpilogue == Epilogue::kSwigluRequant;
   constexpr int kRowsPerItem = kGateUp ? Tile::kWeightRows / 2 : Tile::kWeightRows;  // output rows
-  constexpr int kDecodeTasks =
-      Tile::kWeightRows * kSpansPerStage * Piece::kPiecesPerSpan;  // per stage
+  // The decode unit: a piece (a span of <= 32 values, or half of a 64-value span), or for
+  // formats whose 16-value spans are the halves of one decode_sub sub-block, that sub-block
+  // (two spans from one decode: WideSubPair<F>).
+  constexpr bool kSubPairs = kWideSubPairs<F>;
+  using SubPair = WideSubPair<F>;
+  constexpr int kUnitValues = kSubPairs ? kSubBlockValues : Piece::kValues;
+  constexpr int kUnitSpans = kSubPairs ? 2 : 1;
+  constexpr int kUnitsPerStage = Tile::kStageValues / kUnitValues;
+  constexpr int kDecodeTasks = Tile::kWeightRows * kUnitsPerStage;  // per stage
   constexpr int kChunksPerPair = Tile::kStageValues * 2 / 16;      // 16-byte copies
   constexpr int kCopiesPerThread = (Tile::kActChunks + Tile::kThreads - 1) / Tile::kThreads;
+  // Offset formats: the stage's 4 code sums of a pair come with its scale, by the same thread, as
+  // two 8-byte copies (rows of K/16 int32 with K % 32 == 0 start 8-byte aligned).
+  static_assert(!F::kHasOffset || Shared::kOffsetSums == 4, "4 sums per 64-value stage");
   extern __shared__ __align__(16) uint8_t shared_raw[];
   Shared& sm = *reinterpret_cast<Shared*>(shared_raw);
 
   const int K = args.in_features, out_rows = args.out_rows;
-  const int n_stages = K / Tile::kStageValues;
-  const int blocks_per_act_row = K / kQ10BlockValues;
+  // The last stage holds 32 values when K % 64 == 32 (the row's short activation block).
+  const int n_stages = (K + Tile::kStageValues - 1) / Tile::kStageValues;
+  const int blocks_per_act_row = static_cast<int>(q10_blocks_per_row(K));
+  const int sums_per_act_row = K / kQ10SumValues;
   const int row_blocks = (out_rows + kRowsPerItem - 1) / kRowsPerItem;
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * row_blocks;
 
@@ -126,14 +147,24 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           const int chunk = tid + i * Tile::kThreads;
           if (chunk < Tile::kActChunks) {
             const int pair = chunk / kChunksPerPair, part = chunk % kChunksPerPair;
-            cp_async_16(&sm.acts[slot][pair][8 * part],
-                        args.act_codes + copy_row[i] * K + stage * Tile::kStageValues + 8 * part,
-                        copy_valid[i]);
+            const int k = stage * Tile::kStageValues + 8 * part;
+            cp_async_16(&sm.acts[slot][pair][8 * part], args.act_codes + copy_row[i] * K + k,
+                        copy_valid[i] && k < K);
           }
         }
-        if (scale_thread)
+        if (scale_thread) {
           cp_async_4(&sm.act_scale[slot][tid],
                      args.act_scales + scale_row * blocks_per_act_row + stage, scale_valid);
+          if constexpr (F::kHasOffset) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int sum = stage * Shared::kSumsPerStage + 2 * half;  // first of the two
+              cp_async_8(&sm.act_sums[slot][tid][2 * half],
+                         args.act_sums + scale_row * sums_per_act_row + sum,
+                         scale_valid && sum < sums_per_act_row);
+            }
+          }
+        }
       }
       cp_async_commit();  // an empty group past the end keeps the wait counts uniform
     };
@@ -143,25 +174,29 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     auto decode_stage = [&](int stage, int buf) {
 #pragma unroll
       for (int task = tid; task < kDecodeTasks; task += Tile::kThreads) {
-        const int r = task / (kSpansPerStage * Piece::kPiecesPerSpan);
-        const int sp = task / Piece::kPiecesPerSpan % kSpansPerStage,
-                  piece = task % Piece::kPiecesPerSpan;
+        const int r = task / kUnitsPerStage, unit = task % kUnitsPerStage;
         const int out_row = kGateUp ? row_begin + 8 * (r / 16) + r % 8 : row_begin + r;
         const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
-        int16_t w[Piece::kValues];
-        WideScale scale{0.0f, 0.0f};
-        if (out_row < out_rows) {
-          const int k_value = stage * Tile::kStageValues + sp * S;
+        int16_t w[kUnitValues];
+        WideScale scale[kUnitSpans];
+#pragma unroll
+        for (int j = 0; j < kUnitSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
+        const int k_value = stage * Tile::kStageValues + unit * kUnitValues;  // its first value
+        if (out_row < out_rows && k_value < K) {
           const uint8_t* block = tensor_base + static_cast<size_t>(out_row) * args.row_bytes +
                                  static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
-          Piece::decode(block, (k_value % F::kBlockValues) / S, piece, w, scale);
+          if constexpr (kSubPairs)
+            SubPair::decode(block, (k_value % F::kBlockValues) / kSubBlockValues, w, scale);
+          else
+            Piece::decode(block, (k_value % F::kBlockValues) / S, unit % Piece::kPiecesPerSpan, w,
+                          scale[0]);
         } else {
 #pragma unroll
-          for (int i = 0; i < Piece::kValues; ++i) w[i] = 0;
+          for (int i = 0; i < kUnitValues; ++i) w[i] = 0;
         }
-        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][sp * S + piece * Piece::kValues]);
+        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][unit * kUnitValues]);
 #pragma unroll
-        for (int q = 0; q < Piece::kValues / 8; ++q) {
+        for (int q = 0; q < kUnitValues / 8; ++q) {
           uint32_t word[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j)  // int16 -> f16 is exact for |w| <= 2048
@@ -171,7 +206,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
                  << 16);
           dst[q] = make_uint4(word[0], word[1], word[2], word[3]);
         }
-        if (piece == 0) sm.weight_scale[buf][r][sp] = scale.scale;
+        // The unit's spans' factors (a 64-value span's: from its first half).
+        if (kSubPairs || unit % Piece::kPiecesPerSpan == 0) {
+          const int first_span = kSubPairs ? 2 * unit : unit / Piece::kPiecesPerSpan;
+#pragma unroll
+          for (int j = 0; j < kUnitSpans; ++j) {
+            sm.weight_scale[buf][r][first_span + j] = scale[j].scale;
+            if constexpr (F::kHasOffset) sm.weight_offset[buf][r][first_span + j] = scale[j].offset;
+          }
+        }
       }
     };
 
@@ -185,8 +228,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.0f;
 
-          // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0
-          // ------
+    // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0 ----
 #pragma unroll
     for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
     decode_stage(0, 0);
@@ -205,10 +247,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         for (int c = 0; c < 2; ++c)
           act_scale[ni][c] = sm.act_scale[slot][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c];
 
-          // ---- the stage's spans: exact span dots, folded in span order
-          // -----------------------------
-#pragma unroll
+      // ---- the stage's spans: exact span dots, folded in span order ---------------------------
+      const int stage_spans = min(kSpansPerStage, (K - stage * Tile::kStageValues) / S);
+      // Offset formats: one span at a time keeps the offset term's operands within the register
+      // budget (unrolled, the 128x64 tile spilled 28-104 bytes for Q4_K and Q2_K).
+      constexpr int kSpanUnroll = F::kHasOffset ? 1 : kSpansPerStage;
+#pragma unroll(kSpanUnroll)
       for (int sp = 0; sp < kSpansPerStage; ++sp) {
+        if (sp >= stage_spans) break;  // past K in a short last stage: nothing to fold
         float dot[Tile::kMmaM][Tile::kMmaN][4];
 #pragma unroll
         for (int step = 0; step < Span::kSteps; ++step) {
@@ -235,22 +281,41 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             for (int ni = 0; ni < Tile::kMmaN; ++ni)
               Span::step_m16n8k16(dot[mi][ni], a[mi], b[ni], step);
         }
+        // Offset formats: the span's activation code sum per pair, int32 then fp32 (exact).
+        float asum[Tile::kMmaN][2];
+#pragma unroll
+        for (int ni = 0; ni < Tile::kMmaN; ++ni)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            asum[ni][c] = 0.0f;
+            if constexpr (F::kHasOffset) {
+              const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c;
+              int32_t total = 0;
+#pragma unroll
+              for (int i = 0; i < S / kQ10SumValues; ++i)
+                total += sm.act_sums[slot][pair][sp * (S / kQ10SumValues) + i];
+              asum[ni][c] = static_cast<float>(total);
+            }
+          }
 #pragma unroll
         for (int mi = 0; mi < Tile::kMmaM; ++mi) {
           const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
-          const WideScale lo{sm.weight_scale[buf][row][sp], 0.0f},
+          WideScale lo{sm.weight_scale[buf][row][sp], 0.0f},
               hi{sm.weight_scale[buf][row + 8][sp], 0.0f};
+          if constexpr (F::kHasOffset) {
+            lo.offset = sm.weight_offset[buf][row][sp];
+            hi.offset = sm.weight_offset[buf][row + 8][sp];
+          }
 #pragma unroll
           for (int ni = 0; ni < Tile::kMmaN; ++ni)
 #pragma unroll
             for (int c = 0; c < 4; ++c)
-              acc[mi][ni][c] = fold_span<F>(acc[mi][ni][c], dot[mi][ni][c], 0.0f, c < 2 ? lo : hi,
-                                            act_scale[ni][c % 2]);
+              acc[mi][ni][c] = fold_span<F>(acc[mi][ni][c], dot[mi][ni][c], asum[ni][c % 2],
+                                            c < 2 ? lo : hi, act_scale[ni][c % 2]);
         }
       }
 
-      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the
-      // barrier)
+      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the barrier)
       if (stage + 1 < n_stages) decode_stage(stage + 1, buf ^ 1);
     }
     cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)

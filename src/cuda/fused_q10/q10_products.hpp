@@ -1,6 +1,7 @@
 // The q10 fused arm's two kernels (sm_80 path, mma.sync m16n8k16 f16): gate/up + SwiGLU + h
 // requantised per 64 features, and down to one fp32 row per sorted pair. Host-side view:
-// arguments, tile kinds and the per-format launchers (one instantiation file per format).
+// arguments, tile kinds and the per-format launchers (one generated instantiation file per stage
+// and format, from the list in q10_formats.hpp).
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -15,11 +16,11 @@ struct Q10ProductArgs {
   const uint8_t* weights[2] = {nullptr, nullptr};  // [E, out_rows, K] native blocks, 2-byte aligned
   size_t expert_stride_bytes[2] = {0, 0};
   size_t row_bytes = 0;               // bytes per weight row
-  int in_features = 0;                // K: a multiple of 64 and of the format's block
+  int in_features = 0;                // K: a multiple of 32 and of the format's block
   int out_rows = 0;                   // weight rows per expert and tensor: f (gate/up) or d (down)
   const __half* act_codes = nullptr;  // [rows, K] f16 codes, 16-byte aligned
-  const float* act_scales = nullptr;  // [rows, K/64] f32
-  const int32_t* act_sums = nullptr;  // [rows, K/16] code sums (offset formats)
+  const float* act_scales = nullptr;  // [rows, ceil(K/64)] f32
+  const int32_t* act_sums = nullptr;  // [rows, K/16] int32 code sums, 8-byte aligned (offset formats)
   const int32_t* pair_token = nullptr;  // [P] activation row of each sorted pair; null: the pair
   const int32_t* expert_offsets = nullptr;  // [E + 1] sorted pairs of expert e
   const int32_t* tile_offsets = nullptr;    // [E + 1] pair tiles (of the tile's kPairs) before e

@@ -4,13 +4,25 @@
 // piece; specialisations decode the piece alone and must give the same integers and scale (checked
 // against decode_wide on every block of the bundled vectors and on random blocks by
 // tests/unit/q10_wide_piece_test.cpp).
+//
+// WideSubPair<F>: for the formats whose 16-value spans are the two halves of one decode_sub
+// sub-block (decode_wide_by_sub with S = 16: K-quants Q2_K, Q3_K, Q6_K, IQ2_XS, IQ2_S, NVFP4),
+// both spans of a sub-block from one decode_sub, rather than a whole sub-block decoded per span
+// and half of it kept (checked against decode_wide by the same test).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "common/hd.hpp"
 #include "formats/format.hpp"
+#include "formats/iq2_s.hpp"
+#include "formats/iq2_xs.hpp"
 #include "formats/iq3_s.hpp"
+#include "formats/nvfp4.hpp"
 #include "formats/q2_0.hpp"
+#include "formats/q2_k.hpp"
+#include "formats/q3_k.hpp"
+#include "formats/q6_k.hpp"
 
 namespace strata::cuda::fused_q10 {
 
@@ -24,9 +36,18 @@ struct WidePiece {
   // Values kValues*piece .. +kValues-1 of span `span` of the block: w and the span's scale.
   STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece,
                                       int16_t* w /*[kValues]*/, WideScale& s) {
-    int16_t full[F::kWideSpan];
-    F::decode_wide(block, span, full, s);
-    for (int i = 0; i < kValues; ++i) w[i] = full[kValues * piece + i];
+    if constexpr (kPiecesPerSpan == 1) {
+      F::decode_wide(block, span, w, s);
+    } else {
+      int16_t full[F::kWideSpan];
+      F::decode_wide(block, span, full, s);
+      // Two fixed-index copies rather than full[kValues * piece + i]: no indexed local array.
+      if (piece == 0) {
+        for (int i = 0; i < kValues; ++i) w[i] = full[i];
+      } else {
+        for (int i = 0; i < kValues; ++i) w[i] = full[kValues + i];
+      }
+    }
   }
 };
 
@@ -65,6 +86,27 @@ struct WidePiece<Q2_0> {
       w[i] = static_cast<int16_t>(((codes[i / 4] >> (2 * (i % 4))) & 3) - 1);
     s.scale = load_fp16le(block);
     s.offset = 0.0f;
+  }
+};
+
+// The formats whose decode_wide is decode_wide_by_sub with S = 16 (formats/decode_helpers.hpp).
+template <class F>
+inline constexpr bool kWideSubPairs =
+    std::is_same_v<F, Q2_K> || std::is_same_v<F, Q3_K> || std::is_same_v<F, Q6_K> ||
+    std::is_same_v<F, Iq2Xs> || std::is_same_v<F, Iq2S> || std::is_same_v<F, Nvfp4>;
+
+// Spans 2*sub and 2*sub + 1 of the block: w = decode_sub's codes, factors its two halves'.
+template <class F>
+struct WideSubPair {
+  static constexpr int kValues = kSubBlockValues;
+  STRATA_HD_INLINE static void decode(const uint8_t* block, int sub, int16_t* w /*[32]*/,
+                                      WideScale (&s)[2]) {
+    static_assert(!kWideSubPairs<F> || F::kWideSpan == 16, "two 16-value spans per sub-block");
+    int8_t q[kSubBlockValues];
+    SubScale factors;
+    F::decode_sub(block, sub, q, factors);
+    for (int i = 0; i < kSubBlockValues; ++i) w[i] = q[i];
+    for (int half = 0; half < 2; ++half) s[half] = WideScale{factors.scale[half], factors.offset[half]};
   }
 };
 
