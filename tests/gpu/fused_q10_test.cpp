@@ -525,6 +525,49 @@ TEST_P(FusedQ10Format, DefaultSelectionOnHopperGivesTheSameBits) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, FusedQ10Format, ::testing::ValuesIn(format_cases()), case_name);
 
+// ---- every format on the sm_90a kernels ------------------------------------------------------
+// Geometry they carry: d and f multiples of 64 (and of the block). Per format and role, a "small"
+// case whose K is no multiple of the long stage where the block allows it (the short stage plan:
+// K = 320 for blocks of 32 or 64, 384 for 128; K = 256 for 256-value blocks), and a "long" case
+// of several long stages with a multi-tile expert; the partner is Q8_0. Both tiles run (the
+// fixture forces each).
+int64_t hopper_width_small(int block) { return block <= 64 ? 320 : block == 128 ? 384 : 256; }
+
+std::vector<Q10Case> hopper_format_cases() {
+  using test::CaseRouting;
+  std::vector<Q10Case> cases;
+  for (const FormatFacts& fmt : carried_formats()) {
+    const int64_t small = hopper_width_small(fmt.block);
+    cases.push_back({"gate_up_" + fmt.name + "_small", small, 128, 8, 2, 17, CaseRouting::kSkewed,
+                     fmt.type, kPartner});
+    cases.push_back({"gate_up_" + fmt.name + "_long", 768, 192, 4, 2, 150,
+                     CaseRouting::kSingleExpert, fmt.type, kPartner});
+    cases.push_back({"down_" + fmt.name + "_small", 256, small, 8, 2, 17, CaseRouting::kSkewed,
+                     kPartner, fmt.type});
+    cases.push_back({"down_" + fmt.name + "_long", 192, 768, 4, 2, 150,
+                     CaseRouting::kSingleExpert, kPartner, fmt.type});
+  }
+  return cases;
+}
+
+class FusedQ10HopperFormat : public ::testing::TestWithParam<Q10Case> {};
+
+TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
+  STRATA_REQUIRE_GPU();
+  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
+  const Q10Case& c = GetParam();
+  {
+    const test::SyntheticCase sc = make_case(c, 1);
+    ASSERT_TRUE(cuda::fused_q10::q10_hopper_supports(sc.layer.weights)) << c.name;
+  }
+  check_against_the_rule(c, "1");
+  const Q10EngineScope scope("1");
+  check_against_the_cpu_arm(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesIn(hopper_format_cases()),
+                         case_name);
+
 // STRATA_PF_FUSED_WMMA=1 on a layer the 16x16x16 kernels do not carry: the other kernels run it,
 // with the bits of the rule and the CPU arm.
 TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
@@ -595,7 +638,8 @@ TEST(FusedQ10Arm, CarriesEveryFormatInBothRolesAtEveryLegalWidth) {
       EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(as_gate_up.weights)) << "gate/up, d " << width;
       const auto as_down = tiny_layer(kPartner, kPartner, fmt.type, 32, width);
       EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(as_down.weights)) << "down, f " << width;
-      // The Hopper and wmma kernels carry IQ3_S gate/up + Q2_0 down only.
+      // The Hopper kernels need d and f multiples of 64 (here f or d is 32); the wmma kernels
+      // carry IQ3_S gate/up + Q2_0 down only.
       EXPECT_FALSE(cuda::fused_q10::q10_hopper_supports(as_gate_up.weights));
       EXPECT_FALSE(cuda::fused_q10::q10_hopper_supports(as_down.weights));
       EXPECT_FALSE(cuda::fused_q10::q10_wmma_supports(as_gate_up.weights));
@@ -608,6 +652,13 @@ TEST(FusedQ10Arm, CarriesEveryFormatInBothRolesAtEveryLegalWidth) {
   // gpt-oss: d = f = 2880 (45 * 64, not a multiple of 256) with MXFP4.
   const auto gpt_oss = tiny_layer(GgmlType::MXFP4, GgmlType::MXFP4, GgmlType::MXFP4, 2880, 2880);
   EXPECT_TRUE(cuda::fused_q10::q10_fused_supports(gpt_oss.weights));
+  EXPECT_TRUE(cuda::fused_q10::q10_hopper_supports(gpt_oss.weights));
+  for (const FormatFacts& fmt : formats) {  // the Hopper geometry of every format, both roles
+    SCOPED_TRACE(fmt.name);
+    const int64_t w = hopper_width_small(fmt.block);
+    EXPECT_TRUE(cuda::fused_q10::q10_hopper_supports(tiny_layer(fmt.type, fmt.type, kPartner, w, 64).weights));
+    EXPECT_TRUE(cuda::fused_q10::q10_hopper_supports(tiny_layer(kPartner, kPartner, fmt.type, 64, w).weights));
+  }
 }
 
 TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch
