@@ -31,7 +31,9 @@ bool have_gpu() {
 
 struct DeviceBytes {
   void* ptr = nullptr;
-  explicit DeviceBytes(size_t bytes) { EXPECT_EQ(cudaMalloc(&ptr, bytes == 0 ? 1 : bytes), cudaSuccess); }
+  explicit DeviceBytes(size_t bytes) {
+    EXPECT_EQ(cudaMalloc(&ptr, bytes == 0 ? 1 : bytes), cudaSuccess);
+  }
   ~DeviceBytes() { cudaFree(ptr); }
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
@@ -65,13 +67,14 @@ HostDecode host_generic(GgmlType type, const std::vector<uint8_t>& blocks) {
 }
 
 // Sub-blocks whose device words or scale bits differ from the host generic decode.
-int64_t device_mismatches(GgmlType type, test::DecoderProbe probe, const std::vector<uint8_t>& blocks,
-                          int block_bytes) {
+int64_t device_mismatches(GgmlType type, test::DecoderProbe probe,
+                          const std::vector<uint8_t>& blocks, int block_bytes) {
   const HostDecode want = host_generic(type, blocks);
   const int64_t n_blocks = static_cast<int64_t>(blocks.size()) / block_bytes;
   const size_t n_subs = want.scales.size();
   EXPECT_GT(n_subs, 0u);
-  DeviceBytes d_blocks(blocks.size() + 2), d_words(n_subs * 8 * sizeof(uint32_t)), d_scales(n_subs * sizeof(float));
+  DeviceBytes d_blocks(blocks.size() + 2), d_words(n_subs * 8 * sizeof(uint32_t)),
+      d_scales(n_subs * sizeof(float));
   uint8_t* at = static_cast<uint8_t*>(d_blocks.ptr) + 2;  // 2-byte, not 4-byte, aligned
   EXPECT_EQ(cudaMemcpy(at, blocks.data(), blocks.size(), cudaMemcpyHostToDevice), cudaSuccess);
   // Poisoned outputs: a sub-block the kernel skips cannot pass.
@@ -82,8 +85,11 @@ int64_t device_mismatches(GgmlType type, test::DecoderProbe probe, const std::ve
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<uint32_t> words(n_subs * 8);
   std::vector<float> scales(n_subs);
-  EXPECT_EQ(cudaMemcpy(words.data(), d_words.ptr, words.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(scales.data(), d_scales.ptr, scales.size() * sizeof(float), cudaMemcpyDeviceToHost),
+  EXPECT_EQ(cudaMemcpy(words.data(), d_words.ptr, words.size() * sizeof(uint32_t),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(scales.data(), d_scales.ptr, scales.size() * sizeof(float),
+                       cudaMemcpyDeviceToHost),
             cudaSuccess);
   int64_t wrong = 0;
   for (size_t t = 0; t < n_subs; ++t)
@@ -119,13 +125,15 @@ TEST_P(DeviceDecoderGpu, DeviceDecodeIsTheHostGenericDecode) {
   synth::Rng rng(seed);
   std::vector<uint8_t> random(4096 * static_cast<size_t>(v.block_bytes));
   for (auto& byte : random) byte = static_cast<uint8_t>(rng.next());
-  EXPECT_EQ(device_mismatches(type, GetParam().probe, random, v.block_bytes), 0) << "random bytes, 4096 blocks";
+  EXPECT_EQ(device_mismatches(type, GetParam().probe, random, v.block_bytes), 0)
+      << "random bytes, 4096 blocks";
 }
 
 std::vector<Case> cases() {
   std::vector<Case> all;
   for (const char* name : {"iq3_s", "q2_0", "q8_0", "q4_0"})
-    for (auto probe : {test::DecoderProbe::kStagedGlobal, test::DecoderProbe::kResidentPlain, test::DecoderProbe::kGeneric})
+    for (auto probe : {test::DecoderProbe::kStagedGlobal, test::DecoderProbe::kResidentPlain,
+                       test::DecoderProbe::kGeneric})
       all.push_back({name, probe});
   return all;
 }
@@ -136,5 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, DeviceDecoderGpu, ::testing::ValuesIn(cases())
 }  // namespace strata
 
 #else
-TEST(DeviceDecoderGpu, NeedsTheCudaBuild) { GTEST_SKIP() << "built without CUDA"; }
+TEST(DeviceDecoderGpu, NeedsTheCudaBuild) {
+  GTEST_SKIP() << "built without CUDA";
+}
 #endif

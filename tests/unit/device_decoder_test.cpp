@@ -45,12 +45,17 @@ int64_t specialisation_mismatches(const uint8_t* blocks, int64_t n_blocks) {
     const uint8_t* block = blocks + b * F::kBlockBytes;
     for (int sub = 0; sub < F::kBlockValues / kSubBlockValues; ++sub) {
       uint32_t want[8], got_global[8], got_plain[8], got_resident[8];
-      const float want_scale = cuda::blocks::decode_sub_block<F, Generic>(block, sub, nullptr, want);
+      const float want_scale =
+          cuda::blocks::decode_sub_block<F, Generic>(block, sub, nullptr, want);
       float scale_global = 0.0f;
-      Fast::decode(Fast::load_raw(block, sub, cuda::blocks::GlobalLoad{}), staged.data(), got_global, scale_global);
-      const float scale_plain = cuda::blocks::decode_sub_block<F, Fast>(block, sub, staged.data(), got_plain);
-      const float scale_resident = cuda::blocks::decode_sub_block<F, Fast>(block, sub, Fast::resident_table(), got_resident);
-      const bool same = std::memcmp(want, got_global, sizeof want) == 0 && std::memcmp(want, got_plain, sizeof want) == 0 &&
+      Fast::decode(Fast::load_raw(block, sub, cuda::blocks::GlobalLoad{}), staged.data(),
+                   got_global, scale_global);
+      const float scale_plain =
+          cuda::blocks::decode_sub_block<F, Fast>(block, sub, staged.data(), got_plain);
+      const float scale_resident =
+          cuda::blocks::decode_sub_block<F, Fast>(block, sub, Fast::resident_table(), got_resident);
+      const bool same = std::memcmp(want, got_global, sizeof want) == 0 &&
+                        std::memcmp(want, got_plain, sizeof want) == 0 &&
                         std::memcmp(want, got_resident, sizeof want) == 0 &&
                         test::bits_of(scale_global) == test::bits_of(want_scale) &&
                         test::bits_of(scale_plain) == test::bits_of(want_scale) &&
@@ -70,7 +75,8 @@ int64_t codes_over_bound(const uint8_t* blocks, int64_t n_blocks) {
   for (int64_t b = 0; b < n_blocks; ++b)
     for (int sub = 0; sub < F::kBlockValues / kSubBlockValues; ++sub) {
       uint32_t words[8];
-      cuda::blocks::decode_sub_block<F, Fast>(blocks + b * F::kBlockBytes, sub, table.data(), words);
+      cuda::blocks::decode_sub_block<F, Fast>(blocks + b * F::kBlockBytes, sub, table.data(),
+                                              words);
       for (int i = 0; i < 32; ++i) {
         const int code = static_cast<int8_t>(words[i / 4] >> (8 * (i % 4)));
         over += std::abs(code) > Fast::kMaxAbsCode;
@@ -97,8 +103,12 @@ void check_specialisation(const std::string& vectors_name) {
   EXPECT_EQ(codes_over_bound<F>(random.data(), 4096), 0);
 }
 
-TEST(DeviceDecoder, Iq3sSpecialisationIsTheGenericDecoder) { check_specialisation<Iq3S>("iq3_s"); }
-TEST(DeviceDecoder, Q2_0SpecialisationIsTheGenericDecoder) { check_specialisation<Q2_0>("q2_0"); }
+TEST(DeviceDecoder, Iq3sSpecialisationIsTheGenericDecoder) {
+  check_specialisation<Iq3S>("iq3_s");
+}
+TEST(DeviceDecoder, Q2_0SpecialisationIsTheGenericDecoder) {
+  check_specialisation<Q2_0>("q2_0");
+}
 
 // A wrong specialisation must be caught: the same comparison against a decoder that drops one sign.
 TEST(DeviceDecoder, ComparisonCatchesAWrongSign) {
@@ -153,7 +163,8 @@ TEST(DeviceDecoder, GenericDecoderIsTheReferenceDecodeOfEveryServedFormat) {
 TEST(DeviceDecoder, DotBiasStepIsExact) {
   int64_t wrong = 0;
   for (int32_t dot = -kDotBiasMaxAbs; dot <= kDotBiasMaxAbs; ++dot)
-    wrong += test::bits_of(unbias_dot(kDotBiasBits + dot)) != test::bits_of(static_cast<float>(dot));
+    wrong +=
+        test::bits_of(unbias_dot(kDotBiasBits + dot)) != test::bits_of(static_cast<float>(dot));
   EXPECT_EQ(wrong, 0);
   // Past the bound the ulp of the biased float is 2: the step would round, so the bound is tight.
   EXPECT_NE(test::bits_of(unbias_dot(kDotBiasBits + kDotBiasMaxAbs + 2)),

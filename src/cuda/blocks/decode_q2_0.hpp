@@ -27,14 +27,16 @@ struct DeviceDecoder<Q2_0> {
     return raw;
   }
 
-  STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t*, uint32_t (&words)[8], float& scale) {
+  STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t*, uint32_t (&words)[8],
+                                      float& scale) {
     scale = fp16_bits_to_float(static_cast<uint16_t>(raw.d));
 #if STRATA_DEVICE_PASS
 #pragma unroll
 #endif
     for (int i = 0; i < 8; ++i) {
       const uint32_t x = (raw.codes[i / 4] >> (8 * (i % 4))) & 0xFFu;
-      const uint32_t spread = (x | (x << 6) | (x << 12) | (x << 18)) & 0x03030303u;  // code j in byte j
+      const uint32_t spread =
+          (x | (x << 6) | (x << 12) | (x << 18)) & 0x03030303u;  // code j in byte j
       // Per byte (c | 0x80) - 1 never borrows across bytes; ^ 0x80 then leaves c - 1 as int8.
       words[i] = ((spread | 0x80808080u) - 0x01010101u) ^ 0x80808080u;
     }

@@ -7,13 +7,13 @@
 // work of the current stage has been issued.
 //
 //   template <> struct DeviceDecoder<F> {
-//     struct Raw;                                    // the sub-block's bytes (or where they are)
-//     static constexpr int kTableWords;              // lookup table a kernel stages in shared memory (>= 1)
-//     static constexpr int kMaxAbsCode;              // bound on |code| (for the exact int32 -> fp32 step)
-//     static uint32_t table_word(int i);             // the table, read once per CTA
-//     static const uint32_t* resident_table();       // the same table where it lives (unstaged kernels)
-//     template <class Load = GlobalLoad>
-//     static Raw load_raw(const uint8_t* block, int sub, Load load = {});  // Load: where the bytes are
+//     struct Raw;                                // the sub-block's bytes (or where they are)
+//     static constexpr int kTableWords;          // table a kernel stages in shared memory (>= 1)
+//     static constexpr int kMaxAbsCode;          // bound on |code| (the exact int32 -> fp32 step)
+//     static uint32_t table_word(int i);         // the table, read once per CTA
+//     static const uint32_t* resident_table();   // the same table where it lives (unstaged)
+//     template <class Load = GlobalLoad>         // Load: where the bytes are
+//     static Raw load_raw(const uint8_t* block, int sub, Load load = {});
 //     static void decode(const Raw&, const uint32_t* table, uint32_t (&words)[8], float& scale);
 //   };
 //
@@ -59,12 +59,15 @@ struct PlainLoad {
     return load_u16le(p);
 #endif
   }
-  STRATA_HD_INLINE uint32_t u32(const uint8_t* p) const { return u16(p) | (u16(p + 2) << 16); }
+  STRATA_HD_INLINE uint32_t u32(const uint8_t* p) const {
+    return u16(p) | (u16(p + 2) << 16);
+  }
 };
 
 // Four int8 codes as one word, the first in the lowest byte.
 STRATA_HD_INLINE uint32_t pack_codes4(const int8_t* q) {
-  return static_cast<uint32_t>(static_cast<uint8_t>(q[0])) | (static_cast<uint32_t>(static_cast<uint8_t>(q[1])) << 8) |
+  return static_cast<uint32_t>(static_cast<uint8_t>(q[0])) |
+         (static_cast<uint32_t>(static_cast<uint8_t>(q[1])) << 8) |
          (static_cast<uint32_t>(static_cast<uint8_t>(q[2])) << 16) |
          (static_cast<uint32_t>(static_cast<uint8_t>(q[3])) << 24);
 }
@@ -76,7 +79,8 @@ template <class F>
 struct GenericDecoder {
   static_assert(Int8BlockFormat<F>, "the q8 kernels read int8 codes: the format needs decode_sub");
   static_assert(!F::kSplitScales && !F::kHasOffset,
-                "one scale per 32-value sub-block and no offset (extend the contract and the fold for others)");
+                "one scale per 32-value sub-block and no offset (extend the contract and the fold "
+                "for others)");
   struct Raw {
     const uint8_t* block;
     int sub;
@@ -92,7 +96,8 @@ struct GenericDecoder {
     return {block, sub};
   }
 
-  STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t*, uint32_t (&words)[8], float& scale) {
+  STRATA_HD_INLINE static void decode(const Raw& raw, const uint32_t*, uint32_t (&words)[8],
+                                      float& scale) {
     int8_t q[kSubBlockValues];
     SubScale s;
     F::decode_sub(raw.block, raw.sub, q, s);
@@ -111,7 +116,8 @@ struct DeviceDecoder : GenericDecoder<F> {};
 // One sub-block at once, for kernels that do not pipeline the decode (the wmma chain kernels, the
 // tests): the table is the one decode() is given.
 template <class F, class Decoder = DeviceDecoder<F>, class Load = PlainLoad>
-STRATA_HD_INLINE float decode_sub_block(const uint8_t* block, int sub, const uint32_t* table, uint32_t (&words)[8]) {
+STRATA_HD_INLINE float decode_sub_block(const uint8_t* block, int sub, const uint32_t* table,
+                                        uint32_t (&words)[8]) {
   float scale;
   Decoder::decode(Decoder::load_raw(block, sub, Load{}), table, words, scale);
   return scale;

@@ -10,8 +10,9 @@ namespace strata::cuda::blocks {
 
 // values: the 32 fp32 values of block `block`; codes: [n_blocks * 32] int8 (16-byte aligned),
 // scales: [n_blocks] f32, half_sums: [n_blocks * 2] int32.
-__device__ __forceinline__ void quantize_and_store_block32(const float* values, int64_t block, int8_t* codes,
-                                                           float* scales, int32_t* half_sums) {
+__device__ __forceinline__ void quantize_and_store_block32(const float* values, int64_t block,
+                                                           int8_t* codes, float* scales,
+                                                           int32_t* half_sums) {
   int8_t q[32];
   float scale;
   int32_t sums[2];

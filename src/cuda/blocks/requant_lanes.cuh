@@ -13,11 +13,12 @@ template <int kValues, int kMaskFirst, int kMaskLast>
 struct LaneBlock32 {
   static constexpr int kLanes = 2 * kMaskLast / kMaskFirst;
   static_assert(kValues * kLanes == 32, "a block's 32 values over the lanes");
-  static_assert(kValues % 2 == 0, "values 0 .. kValues/2 - 1 of a lane are half 0 (features 0-15), the rest half 1");
+  static_assert(kValues % 2 == 0,
+                "values 0 .. kValues/2 - 1 of a lane are half 0 (features 0-15), the rest half 1");
 
   // h[i] of this lane -> codes, the block's scale and both half sums (in every lane of the block).
-  __device__ __forceinline__ static void requant(const float (&h)[kValues], int (&code)[kValues], float& scale,
-                                                 int& half0, int& half1) {
+  __device__ __forceinline__ static void requant(const float (&h)[kValues], int (&code)[kValues],
+                                                 float& scale, int& half0, int& half1) {
     float amax = 0.0f;
 #pragma unroll
     for (int i = 0; i < kValues; ++i) amax = quant_amax_step(amax, h[i]);

@@ -21,18 +21,22 @@ std::string names_of(FormatList<F...>) {
 
 }  // namespace
 
-void launch_grouped_gemm(GgmlType type, const blocks::ProductArgs& args, TileKind tile, cudaStream_t stream) {
+void launch_grouped_gemm(GgmlType type, const blocks::ProductArgs& args, TileKind tile,
+                         cudaStream_t stream) {
   const bool found = visit_format<ProductionFormats>(type, [&](auto tag) {
     launch_grouped_gemm<typename decltype(tag)::Format>(args, tile, stream);
   });
   require(found, Status::kInternal,
-          "grouped GEMM: type " + std::string(ggml_type_name(type)) + " is not carried by the CUDA production arm");
+          "grouped GEMM: type " + std::string(ggml_type_name(type)) +
+              " is not carried by the CUDA production arm");
 }
 
 bool carries(GgmlType type) {
   return visit_format<ProductionFormats>(type, [](auto) {});
 }
 
-std::string carried_format_names() { return names_of(ProductionFormats{}); }
+std::string carried_format_names() {
+  return names_of(ProductionFormats{});
+}
 
 }  // namespace strata::cuda::production

@@ -23,7 +23,8 @@ template <class F>
 void launch_grouped_gemm(const blocks::ProductArgs& args, TileKind tile, cudaStream_t stream);
 
 // The same for a format named at run time: throws strata::Error when the arm does not carry it.
-void launch_grouped_gemm(GgmlType type, const blocks::ProductArgs& args, TileKind tile, cudaStream_t stream);
+void launch_grouped_gemm(GgmlType type, const blocks::ProductArgs& args, TileKind tile,
+                         cudaStream_t stream);
 
 // Whether the arm carries `type` (ProductionFormats, formats.hpp), and the names of all it carries.
 bool carries(GgmlType type);

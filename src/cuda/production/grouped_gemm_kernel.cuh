@@ -35,7 +35,7 @@ struct GemmShared {
   alignas(16) float weight_scale[2][Tile::kStageSubs][Tile::kWeightRows];   // [stage][sub][row]
   alignas(16) float act_scale[2][Tile::kStageSubs][Tile::kPairs];           // [stage][sub][pair]
   int32_t act_row[Tile::kPairs];                                            // activation row per pair
-  uint32_t table[blocks::DeviceDecoder<F>::kTableWords];                             // the format's decode table
+  uint32_t table[blocks::DeviceDecoder<F>::kTableWords];                    // the format's decode table
 };
 
 template <class F, class Tile>
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 
     // ---- down-store epilogue: the tile's valid outputs, out[pair][row] --------------------
     const blocks::ProductStore<> store{args.product_out[op_index], args.out_features, pair_begin, pair_count,
-                                     row_begin, row_count};
+                                       row_begin, row_count};
 #pragma unroll
     for (int mi = 0; mi < Tile::kMmaM; ++mi)
 #pragma unroll

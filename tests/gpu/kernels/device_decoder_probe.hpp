@@ -20,7 +20,7 @@ bool decoder_probe_carries(GgmlType type);
 
 // blocks: [n_blocks] blocks of `type` on the device (2-byte aligned); words: [n_blocks * subs][8],
 // scales: [n_blocks * subs] with subs = values per block / 32, sub-block order. Checks the launch.
-void launch_decoder_probe(GgmlType type, DecoderProbe probe, const uint8_t* blocks, int64_t n_blocks,
-                          uint32_t* words, float* scales, cudaStream_t stream);
+void launch_decoder_probe(GgmlType type, DecoderProbe probe, const uint8_t* blocks,
+                          int64_t n_blocks, uint32_t* words, float* scales, cudaStream_t stream);
 
 }  // namespace strata::test
