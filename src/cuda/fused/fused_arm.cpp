@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"
-#include "cuda/production/formats.hpp"
+#include "cuda/production/grouped_gemm.hpp"
 #include "formats/registry.hpp"
 
 namespace strata::cuda::fused {
@@ -18,7 +18,7 @@ bool gate_up_carried(GgmlType type) {
 }
 
 bool down_carried(GgmlType type) {
-  return visit_format<production::ProductionFormats>(type, [](auto) {});
+  return production::carries(type);
 }
 
 // STRATA_PF_FUSED_TILE=small|large forces a tile configuration (tests, tuning): speed only.
