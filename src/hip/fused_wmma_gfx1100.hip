@@ -11,7 +11,7 @@
 
 namespace strata::cuda::fused_wmma {
 
-template __global__ void native_kernel_wmma<Iq3S, GateUpOp, ChainTileDefault>(const ChainArgs);
-template __global__ void native_kernel_wmma<Q2_0, DownOp, ChainTileDefault>(const ChainArgs);
+template __global__ void native_kernel_wmma<Iq3S, GateUpOp, ChainTileDefault>(const blocks::ProductArgs);
+template __global__ void native_kernel_wmma<Q2_0, DownOp, ChainTileDefault>(const blocks::ProductArgs);
 
 }  // namespace strata::cuda::fused_wmma

@@ -18,17 +18,31 @@ namespace strata {
 // ---- activation quantisation (per 32 values) ---------------------------------------------
 // d = amax / 127 (fp32), q = roundf(x / d) (x/d in fp32, ties away from zero), clamped to
 // [-127, 127]; an all-zero block gives d = 0, q = 0. half_sums[h] = sum of codes of half h.
+// The three steps are also the pieces of the device epilogues that hold one block's values
+// spread over several lanes (cuda/blocks/requant_epilogue.cuh): the same operations, one for one.
+STRATA_HD_INLINE float quant_amax_step(float amax, float x) { return fmaxf(amax, fabsf(x)); }
+
+// Two partial amax of one block (values split over threads): fmaxf of non-negative values is
+// exact and order-free, so any merge order gives the sequential amax.
+STRATA_HD_INLINE float quant_amax_merge(float amax, float other) { return fmaxf(amax, other); }
+
+STRATA_HD_INLINE float quant_scale(float amax) { return amax / 127.0f; }
+
+STRATA_HD_INLINE int quant_code(float x, float d) {
+  float r = (d == 0.0f) ? 0.0f : roundf(x / d);
+  r = fminf(fmaxf(r, -127.0f), 127.0f);
+  return static_cast<int>(r);
+}
+
 STRATA_HD_INLINE void quantize_block32(const float* x /*[32]*/, int8_t* q /*[32]*/,
                                        float* scale, int32_t* half_sums /*[2]*/) {
   float amax = 0.0f;
-  for (int i = 0; i < 32; ++i) amax = fmaxf(amax, fabsf(x[i]));
-  const float d = amax / 127.0f;
+  for (int i = 0; i < 32; ++i) amax = quant_amax_step(amax, x[i]);
+  const float d = quant_scale(amax);
   *scale = d;
   half_sums[0] = half_sums[1] = 0;
   for (int i = 0; i < 32; ++i) {
-    float r = (d == 0.0f) ? 0.0f : roundf(x[i] / d);
-    r = fminf(fmaxf(r, -127.0f), 127.0f);
-    const int code = static_cast<int>(r);
+    const int code = quant_code(x[i], d);
     q[i] = static_cast<int8_t>(code);
     half_sums[i / 16] += code;
   }
@@ -38,20 +52,47 @@ STRATA_HD_INLINE void quantize_block32(const float* x /*[32]*/, int8_t* q /*[32]
 // isum[h]: exact int32 dot of the weight codes and activation codes over half h (16 values);
 // asum[h]: activation code sum over half h; a_scale: activation block scale.
 // Formats without split scales may pass the whole 32-wide dot in isum[0] and 0 in isum[1].
+// One scaled term of the fold: acc + dot * (w_scale * a_scale), one rounding for the product of
+// the scales and one for the fused multiply-add.
+STRATA_HD_INLINE float fold_term(float acc, float dot, float w_scale, float a_scale) {
+  return fmaf(dot, w_scale * a_scale, acc);
+}
+
 template <class F>
 STRATA_HD_INLINE float fold_slice(float acc, const int32_t* isum, const int32_t* asum,
                                   const SubScale& w, float a_scale) {
   if constexpr (F::kSplitScales) {
-    acc = fmaf(static_cast<float>(isum[0]), w.scale[0] * a_scale, acc);
-    acc = fmaf(static_cast<float>(isum[1]), w.scale[1] * a_scale, acc);
+    acc = fold_term(acc, static_cast<float>(isum[0]), w.scale[0], a_scale);
+    acc = fold_term(acc, static_cast<float>(isum[1]), w.scale[1], a_scale);
   } else {
-    acc = fmaf(static_cast<float>(isum[0] + isum[1]), w.scale[0] * a_scale, acc);
+    acc = fold_term(acc, static_cast<float>(isum[0] + isum[1]), w.scale[0], a_scale);
   }
   if constexpr (F::kHasOffset) {
-    acc = fmaf(static_cast<float>(asum[0]), w.offset[0] * a_scale, acc);
-    acc = fmaf(static_cast<float>(asum[1]), w.offset[1] * a_scale, acc);
+    acc = fold_term(acc, static_cast<float>(asum[0]), w.offset[0], a_scale);
+    acc = fold_term(acc, static_cast<float>(asum[1]), w.offset[1], a_scale);
   }
   return acc;
+}
+
+// ---- the exact int32 -> fp32 step of a slice dot, without a conversion instruction ---------
+// A tensor core accumulates the dot onto the bits of 1.5 * 2^23, whose ulp is 1: for
+// |dot| < 2^22 those bits are the float 1.5 * 2^23 + dot exactly, and subtracting 1.5 * 2^23
+// leaves static_cast<float>(dot) exactly. The q8 kernels preload kDotBiasBits and unbias here.
+inline constexpr int32_t kDotBiasBits = 0x4B400000;  // bits of 12582912.0f = 1.5 * 2^23
+inline constexpr float kDotBias = 12582912.0f;
+inline constexpr int32_t kDotBiasMaxAbs = (1 << 22) - 1;  // |dot| the trick is exact for
+
+// A slice dot accumulated onto kDotBiasBits, back to the float of the dot.
+STRATA_HD_INLINE float unbias_dot(int32_t biased_bits) {
+  return bits_to_float(static_cast<uint32_t>(biased_bits)) - kDotBias;
+}
+
+// fold_slice<F> for a format with one scale per slice and no offset, from the biased dot bits:
+// the same fmaf(float(dot), w_scale * a_scale, acc), bit for bit.
+template <class F>
+STRATA_HD_INLINE float fold_biased_dot(float acc, int32_t biased_bits, float w_scale, float a_scale) {
+  static_assert(!F::kSplitScales && !F::kHasOffset, "one scale per slice and no offset");
+  return fold_term(acc, unbias_dot(biased_bits), w_scale, a_scale);
 }
 
 // ---- exp, SiLU, SwiGLU --------------------------------------------------------------------
@@ -60,7 +101,7 @@ STRATA_HD_INLINE float fold_slice(float acc, const int32_t* isum, const int32_t*
 STRATA_HD_INLINE float exp_f32(float x) {
   if (!(x < 88.72283f)) return (x != x) ? x : INFINITY;
   if (x < -103.97208f) return 0.0f;
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23)
   float r = fmaf(n, -0.693359375f, x);
   r = fmaf(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;

@@ -19,27 +19,19 @@
 namespace strata::cuda {
 namespace {
 
-using production::ProductionFormats;
-
-bool carried(GgmlType type) {
-  return visit_format<ProductionFormats>(type, [](auto) {});
-}
-
 void require_carried(const ExpertTensor& t) {
-  require(carried(t.type), Status::kUnsupported,
+  require(production::carries(t.type), Status::kUnsupported,
           "tensor '" + t.name + "': type " + std::string(ggml_type_name(t.type)) +
-              " is not carried by the CUDA production arm (it carries iq3_s and q2_0)");
+              " is not carried by the CUDA production arm (it carries " + production::carried_format_names() + ")");
 }
 
-void launch_gemm(GgmlType type, const production::GemmArgs& args, production::TileKind tile, cudaStream_t stream) {
-  const bool found = visit_format<ProductionFormats>(type, [&](auto tag) {
-    production::launch_grouped_gemm<typename decltype(tag)::Format>(args, tile, stream);
-  });
-  require(found, Status::kInternal, "grouped GEMM: format lost between validation and launch");
-}
-
-production::GemmOperand operand_of(const ExpertTensor& t, float* out) {
-  return {t.data, t.row_bytes, t.expert_stride_bytes, out};
+// Tensor `t` of the production GEMM's arguments: its weights, and where its f32 products go.
+void set_tensor(blocks::ProductArgs& args, int t, const ExpertTensor& tensor, float* out) {
+  args.weights[t] = tensor.data;
+  args.weights_end[t] = tensor.end();
+  args.expert_stride_bytes[t] = tensor.expert_stride_bytes;
+  args.row_bytes = tensor.row_bytes;
+  args.product_out[t] = out;
 }
 
 }  // namespace
@@ -101,7 +93,7 @@ void Workspace::use_external(void* base, size_t bytes, int64_t n_tokens, int k, 
 }
 
 bool production_supports(const MoeLayerWeights& layer) {
-  return carried(layer.gate.type) && carried(layer.up.type) && carried(layer.down.type);
+  return production::carries(layer.gate.type) && production::carries(layer.up.type) && production::carries(layer.down.type);
 }
 
 void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
@@ -177,7 +169,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
                                    ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
                                    ws.keep_h ? ws.up_.get() : nullptr};
   // ---- gate and up --------------------------------------------------------------------
-  production::GemmArgs gu;
+  blocks::ProductArgs gu;
   gu.in_features = static_cast<int>(d);
   gu.out_features = static_cast<int>(f);
   gu.act_codes = ws.x_codes_.get();
@@ -202,16 +194,16 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
     // ---- fused arm: gate/up + SwiGLU + requantise h in one kernel -----------------------
     fused::run_gate_up(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_, h_out, stream);
   } else if (layer.gate.type == layer.up.type) {
-    gu.op[0] = operand_of(layer.gate, ws.gate_.get());
-    gu.op[1] = operand_of(layer.up, ws.up_.get());
-    gu.n_ops = 2;
-    launch_gemm(layer.gate.type, gu, tile, stream);
+    set_tensor(gu, 0, layer.gate, ws.gate_.get());
+    set_tensor(gu, 1, layer.up, ws.up_.get());
+    gu.n_tensors = 2;
+    production::launch_grouped_gemm(layer.gate.type, gu, tile, stream);
   } else {
-    gu.n_ops = 1;
-    gu.op[0] = operand_of(layer.gate, ws.gate_.get());
-    launch_gemm(layer.gate.type, gu, tile, stream);
-    gu.op[0] = operand_of(layer.up, ws.up_.get());
-    launch_gemm(layer.up.type, gu, tile, stream);
+    gu.n_tensors = 1;
+    set_tensor(gu, 0, layer.gate, ws.gate_.get());
+    production::launch_grouped_gemm(layer.gate.type, gu, tile, stream);
+    set_tensor(gu, 0, layer.up, ws.up_.get());
+    production::launch_grouped_gemm(layer.up.type, gu, tile, stream);
   }
   mark(3);
   // ---- SwiGLU + requantise h ----------------------------------------------------------
@@ -220,19 +212,20 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
                                       ws.h_half_sums_.get(), ws.keep_h ? ws.h_.get() : nullptr, stream);
   mark(4);
   // ---- down: h rows are already in sorted-pair order -----------------------------------
-  production::GemmArgs dn = gu;
+  blocks::ProductArgs dn = gu;
   dn.in_features = static_cast<int>(f);
   dn.out_features = static_cast<int>(d);
   dn.act_codes = ws.h_codes_.get();
   dn.act_scales = ws.h_scales_.get();
   dn.act_half_sums = ws.h_half_sums_.get();
   dn.pair_row = nullptr;
-  dn.n_ops = 1;
-  dn.op[0] = operand_of(layer.down, ws.down_.get());
+  dn.n_tensors = 1;
+  set_tensor(dn, 0, layer.down, ws.down_.get());
+  dn.product_out[1] = nullptr;
   if (hopper && fused_hopper::hopper_down_kernel())
     fused_hopper::run_down(layer, h_out, g, P, ws.fused_tile_offsets_, ws.down_.get(), stream);
   else if (!wmma)
-    launch_gemm(layer.down.type, dn, tile, stream);
+    production::launch_grouped_gemm(layer.down.type, dn, tile, stream);
   mark(5);
   // ---- combine in slot order ------------------------------------------------------------
   launch_combine(ws.down_.get(), g.slot_to_pair, in.weights, T, in.k, d, y, stream);

@@ -2,5 +2,5 @@
 #include "formats/iq3_s.hpp"
 
 namespace strata::cuda::fused {
-template void launch_fused_gate_up<Iq3S>(const GateUpArgs&, FusedTileKind, cudaStream_t);
+template void launch_fused_gate_up<Iq3S>(const blocks::ProductArgs&, FusedTileKind, cudaStream_t);
 }  // namespace strata::cuda::fused

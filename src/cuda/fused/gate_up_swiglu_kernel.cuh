@@ -5,7 +5,7 @@
 // features), built on the device by the grouping step. Per item and per 64-value K stage:
 //   - activation codes and scales of the tile's pairs are gathered with cp.async, kActStages
 //     stages in flight (zero-filled past the expert's last pair);
-//   - the weight sub-blocks of stage s + 1 are decoded (WordDecoder<F>, from raw bytes loaded
+//   - the weight sub-blocks of stage s + 1 are decoded (blocks::DeviceDecoder<F>, from raw bytes loaded
 //     during stage s - 1) into a double-buffered shared tile of 80-byte rows after the tensor
 //     cores multiply stage s, and the raw loads of stage s + 2 are issued;
 //   - every 32-wide slice is one mma.sync m16n8k32 (the exact int32 dot, converted exactly), folded
@@ -20,11 +20,14 @@
 
 #include <cstdint>
 
+#include "cuda/blocks/decoders.hpp"
+#include "cuda/blocks/epilogue.hpp"
+#include "cuda/blocks/product_args.hpp"
+#include "cuda/blocks/requant_lanes.cuh"
+#include "cuda/blocks/work_item.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
-#include "cuda/pipeline/tile_lookup.hpp"
-#include "cuda/fused/decode_words.cuh"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"
 #include "cuda/mma/mma_m16n8k32.cuh"
@@ -35,62 +38,59 @@ namespace strata::cuda::fused {
 
 template <class F, class Tile>
 struct FusedShared {
-  uint32_t table[WordDecoder<F>::kTableWords > 0 ? WordDecoder<F>::kTableWords : 1];  // format lookup table
+  uint32_t table[blocks::DeviceDecoder<F>::kTableWords];                        // format lookup table
   alignas(16) int8_t weights[2][Tile::kWeightRows][Tile::kRowStrideBytes];     // [buf][row][k] int8
   alignas(16) int8_t acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideBytes];  // [slot][pair][k]
   alignas(16) float act_scale[Tile::kActStages][Tile::kPairs][Tile::kStageSubs];   // [slot][pair][sub]
   float weight_scale[2][Tile::kWeightRows][Tile::kStageSubs];                   // [buf][row][sub]
 };
 
-// int32 -> fp32 on the FP pipe: the accumulator starts at the bits of 1.5 * 2^23, the dot lands in
-// the mantissa (|dot| <= 32 * 127 * 127 < 2^22), and subtracting 1.5 * 2^23 is exact, so the result
-// is static_cast<float>(dot) bit for bit.
-inline constexpr int32_t kMagicBits = 0x4B400000;
-inline constexpr float kMagic = 12582912.0f;
-
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
-    fused_gate_up_kernel(const GateUpArgs args) {
+    fused_gate_up_kernel(const blocks::ProductArgs args) {
   static_assert(!F::kSplitScales && !F::kHasOffset,
                 "one int32 dot per slice and no activation-sum term (extend the fold for others)");
   static_assert(F::kBlockValues % 32 == 0, "whole 32-value sub-blocks per block");
   constexpr int kSubsPerBlock = F::kBlockValues / 32;
-  using Decoder = WordDecoder<F>;
+  using Decoder = blocks::DeviceDecoder<F>;
+  static_assert(32 * 127 * Decoder::kMaxAbsCode <= kDotBiasMaxAbs, "the exact int32 -> fp32 step (unbias_dot)");
   constexpr int kDecodeTasks = Tile::kWeightRows * Tile::kStageSubs / Tile::kThreads;  // per thread and stage
   static_assert(Tile::kWeightRows * Tile::kStageSubs % Tile::kThreads == 0, "decode tasks spread evenly");
   extern __shared__ __align__(16) uint8_t shared_raw[];
   FusedShared<F, Tile>& sm = *reinterpret_cast<FusedShared<F, Tile>*>(shared_raw);
 
-  const int d = args.d, f = args.f;
+  const int d = args.in_features, f = args.out_features;
   const int n_subs = d / 32;                           // k slices over the whole row
   const int n_stages = d / Tile::kStageValues;         // d % 64 == 0 (fused_supports)
   const int feature_blocks = (f + Tile::kFeatures - 1) / Tile::kFeatures;
-  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * feature_blocks;
+  const int64_t n_items = blocks::work_items(args, feature_blocks);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, tig = lane % 4;
   const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
-  Decoder::fill_table(sm.table, tid, Tile::kThreads);  // visible after the first item's barrier
+  // visible after the first item's barrier
+  for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // ---- which expert, pairs and features ------------------------------------------------
-    const int32_t tile = static_cast<int32_t>(item / feature_blocks);
-    const int feature_begin = static_cast<int>(item % feature_blocks) * Tile::kFeatures;
-    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
-    const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
-    const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
-    const uint8_t* gate_expert = args.gate_weights + static_cast<size_t>(expert) * args.gate_expert_stride_bytes;
-    const uint8_t* up_expert = args.up_weights + static_cast<size_t>(expert) * args.up_expert_stride_bytes;
+    const blocks::WorkItem w = blocks::work_item<Tile::kPairs>(args, item, feature_blocks);
+    const int feature_begin = w.column_block * Tile::kFeatures;
+    const int32_t pair_begin = w.pair_begin;
+    const int pair_count = w.pair_count;
+    const uint8_t* gate_expert = args.weights[0] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[0];
+    const uint8_t* up_expert = args.weights[1] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[1];
 
     // Each thread copies one fixed 16-byte chunk (and maybe one scale pair) of every stage.
+    // NOTE: args.pair_row is never null here (activation rows are tokens); a null test per item
+    // costs this kernel registers.
     const int copy_pair = tid / (Tile::kStageValues / 16), copy_chunk = tid % (Tile::kStageValues / 16);
     const bool copy_thread = tid < Tile::kActChunks;
     const bool copy_valid = copy_thread && copy_pair < pair_count;
-    const int64_t copy_token = copy_valid ? args.pair_token[pair_begin + copy_pair] : 0;
+    const int64_t copy_token = copy_valid ? args.pair_row[pair_begin + copy_pair] : 0;
     const bool scale_thread = tid < Tile::kPairs;
     const bool scale_valid = scale_thread && tid < pair_count;
-    const int64_t scale_token = scale_valid ? args.pair_token[pair_begin + tid] : 0;
+    const int64_t scale_token = scale_valid ? args.pair_row[pair_begin + tid] : 0;
 
     __syncthreads();  // the previous item's readers are done with every shared buffer
 
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         const int sub = stage * Tile::kStageSubs + s;
         if (feature < f) {
           const uint8_t* row = ((r % 16) < 8 ? gate_expert : up_expert) + static_cast<size_t>(feature) * args.row_bytes;
-          raw[i] = Decoder::load(row + static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes, sub % kSubsPerBlock);
+          raw[i] = Decoder::load_raw(row + static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes, sub % kSubsPerBlock);
         }
       }
     };
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         const int r = task / Tile::kStageSubs, s = task % Tile::kStageSubs;
         uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         float scale = 0.0f;
-        if (task_feature(i) < f) scale = Decoder::decode(raw[i], sm.table, w);
+        if (task_feature(i) < f) Decoder::decode(raw[i], sm.table, w, scale);
         uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * s]);
         dst[0] = make_uint4(w[0], w[1], w[2], w[3]);
         dst[1] = make_uint4(w[4], w[5], w[6], w[7]);
@@ -199,16 +199,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           const float up_scale = sm.weight_scale[buf][row + 8][s];
 #pragma unroll
           for (int ni = 0; ni < Tile::kMmaN; ++ni) {
-            const int32_t magic[4] = {kMagicBits, kMagicBits, kMagicBits, kMagicBits};
+            const int32_t bias[4] = {kDotBiasBits, kDotBiasBits, kDotBiasBits, kDotBiasBits};
             int32_t dot[4];
-            mma::mma_m16n8k32_s8(dot, a[mi], b[ni], magic);
+            mma::mma_m16n8k32_s8(dot, a[mi], b[ni], bias);
 #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-              // NOTE: fold_slice<F> for a format without split scales or offsets, one for one:
-              // acc = fmaf(float(dot), w_scale * a_scale, acc).
-              const float dot_f = __int_as_float(dot[c]) - kMagic;
-              acc[mi][ni][c] = fmaf(dot_f, (c < 2 ? gate_scale : up_scale) * act_scale[ni][c % 2], acc[mi][ni][c]);
-            }
+            for (int c = 0; c < 4; ++c)
+              acc[mi][ni][c] = fold_biased_dot<F>(acc[mi][ni][c], dot[c], c < 2 ? gate_scale : up_scale,
+                                                  act_scale[ni][c % 2]);
           }
         }
       }
@@ -230,47 +227,22 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       for (int c = 0; c < 2; ++c) {
         const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c;
         float h[Tile::kMmaM];
-        float amax = 0.0f;
 #pragma unroll
-        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-          h[mi] = swiglu(acc[mi][ni][c], acc[mi][ni][c + 2]);
-          amax = fmaxf(amax, fabsf(h[mi]));
-        }
-        // Lanes of one tig hold the block's other features: reduce over the group bits.
-#pragma unroll
-        for (int mask = 4; mask < 32; mask <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
-        // NOTE: the operations of quantize_block32 (pipeline/arith.hpp), one for one.
-        const float scale = amax / 127.0f;
+        for (int mi = 0; mi < Tile::kMmaM; ++mi) h[mi] = swiglu(acc[mi][ni][c], acc[mi][ni][c + 2]);
+        // Lanes of one tig hold the block's other features (the group bits, xor 4 .. 16); mi 0-1 are
+        // features 0-15 (half 0), mi 2-3 features 16-31.
+        static_assert(Tile::kMmaM == 4, "a lane holds 4 features of its warp's 32-feature block");
         int code[Tile::kMmaM];
-#pragma unroll
-        for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-          float r = (scale == 0.0f) ? 0.0f : roundf(h[mi] / scale);
-          r = fminf(fmaxf(r, -127.0f), 127.0f);
-          code[mi] = static_cast<int>(r);
-        }
-        static_assert(Tile::kMmaM == 4, "mi 0-1 are features 0-15 (half 0), mi 2-3 features 16-31");
-        int half0 = code[0] + code[1], half1 = code[2] + code[3];
-#pragma unroll
-        for (int mask = 4; mask < 32; mask <<= 1) {
-          half0 += __shfl_xor_sync(0xffffffffu, half0, mask);
-          half1 += __shfl_xor_sync(0xffffffffu, half1, mask);
-        }
+        float scale;
+        int half0, half1;
+        blocks::LaneBlock32<Tile::kMmaM, 4, 16>::requant(h, code, scale, half0, half1);
         if (block_valid && pair < pair_count) {
           const int64_t row = static_cast<int64_t>(pair_begin) + pair;
 #pragma unroll
-          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-            const int64_t at = row * f + feature_base + 8 * mi + group;
-            args.h_codes[at] = static_cast<int8_t>(code[mi]);
-            if (args.h_out != nullptr) args.h_out[at] = h[mi];
-            if (args.gate_out != nullptr) args.gate_out[at] = acc[mi][ni][c];
-            if (args.up_out != nullptr) args.up_out[at] = acc[mi][ni][c + 2];
-          }
-          if (group == 0) {
-            const int64_t block = row * n_blocks32 + feature_base / 32;
-            args.h_scales[block] = scale;
-            args.h_half_sums[2 * block] = half0;
-            args.h_half_sums[2 * block + 1] = half1;
-          }
+          for (int mi = 0; mi < Tile::kMmaM; ++mi)
+            blocks::store_h_value(args, row * f + feature_base + 8 * mi + group, code[mi], h[mi], acc[mi][ni][c],
+                                  acc[mi][ni][c + 2]);
+          if (group == 0) blocks::store_h_block(args, row * n_blocks32 + feature_base / 32, scale, half0, half1);
         }
       }
     }
@@ -283,7 +255,7 @@ constexpr size_t fused_shared_bytes() {
 }
 
 template <class F, class Tile>
-void launch_fused_gate_up_tile(const GateUpArgs& args, cudaStream_t stream) {
+void launch_fused_gate_up_tile(const blocks::ProductArgs& args, cudaStream_t stream) {
   constexpr size_t kShared = fused_shared_bytes<F, Tile>();
   auto kernel = fused_gate_up_kernel<F, Tile>;
   const int grid = persistent_grid(kernel, Tile::kThreads, kShared);
@@ -292,7 +264,7 @@ void launch_fused_gate_up_tile(const GateUpArgs& args, cudaStream_t stream) {
 }
 
 template <class F>
-void launch_fused_gate_up(const GateUpArgs& args, FusedTileKind tile, cudaStream_t stream) {
+void launch_fused_gate_up(const blocks::ProductArgs& args, FusedTileKind tile, cudaStream_t stream) {
   if (tile == FusedTileKind::kSmall) launch_fused_gate_up_tile<F, FusedSmall>(args, stream);
   else launch_fused_gate_up_tile<F, FusedLarge>(args, stream);
 }

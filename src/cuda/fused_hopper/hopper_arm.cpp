@@ -88,10 +88,11 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
   gu.row_bytes = layer.gate.row_bytes;
   gu.in_features = static_cast<int>(layer.d);
-  gu.out_rows = static_cast<int>(layer.f);
+  gu.n_tensors = 2;
+  gu.out_features = static_cast<int>(layer.f);
   gu.act_codes = x_codes;
   gu.act_scales = x_scales;
-  gu.pair_token = grouping.pair_token;
+  gu.pair_row = grouping.pair_token;
   gu.expert_offsets = grouping.expert_offsets;
   gu.tile_offsets = tile_offsets.get();
   gu.n_expert = static_cast<int>(layer.n_expert);
@@ -99,8 +100,8 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   gu.h_scales = out.h_scales;
   gu.h_half_sums = out.h_half_sums;
   gu.h_out = out.h;
-  gu.gate_out = out.gate;
-  gu.up_out = out.up;
+  gu.product_out[0] = out.gate;
+  gu.product_out[1] = out.up;
   const bool found = visit_format<HopperGateUpFormats>(layer.gate.type, [&](auto tag) {
     launch_hopper_gate_up<typename decltype(tag)::Format>(gu, tile, stream);
   });
@@ -118,14 +119,14 @@ void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const
   dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
   dn.row_bytes = layer.down.row_bytes;
   dn.in_features = static_cast<int>(layer.f);
-  dn.out_rows = static_cast<int>(layer.d);
+  dn.out_features = static_cast<int>(layer.d);
   dn.act_codes = h.h_codes;
   dn.act_scales = h.h_scales;
-  dn.pair_token = nullptr;  // h rows are already in sorted-pair order
+  dn.pair_row = nullptr;  // h rows are already in sorted-pair order
   dn.expert_offsets = grouping.expert_offsets;
   dn.tile_offsets = tile_offsets.get();
   dn.n_expert = static_cast<int>(layer.n_expert);
-  dn.down_out = down_rows;
+  dn.product_out[0] = down_rows;
   const bool found = visit_format<HopperDownFormats>(layer.down.type, [&](auto tag) {
     launch_hopper_down<typename decltype(tag)::Format>(dn, tile, stream);
   });

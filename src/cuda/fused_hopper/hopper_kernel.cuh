@@ -22,18 +22,19 @@
 
 #include <cstdint>
 
+#include "cuda/blocks/decoders.hpp"
+#include "cuda/blocks/epilogue.hpp"
+#include "cuda/blocks/product_args.hpp"
+#include "cuda/blocks/requant_lanes.cuh"
+#include "cuda/blocks/work_item.hpp"
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
-#include "cuda/pipeline/tile_lookup.hpp"
 #include "cuda/fused_hopper/hopper_products.hpp"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_hopper/tile_config.hpp"
 #include "cuda/mma/wgmma_m64k32.cuh"
-#include "cuda/production/block_decode.hpp"
-#include "cuda/production/block_decode_iq3_s.hpp"
-#include "cuda/production/block_decode_q2_0.hpp"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda::fused_hopper {
@@ -49,7 +50,7 @@ template <class F, class Tile>
 struct HopperShared {
   uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
   uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
-  uint32_t table[production::BlockDecoder<F>::kTableWords];
+  uint32_t table[blocks::DeviceDecoder<F>::kTableWords];
   alignas(128) int8_t decoded[Tile::kCtaCols * Tile::kStageValues];  // B tile, core-matrix order
   alignas(16) float decoded_scale[Tile::kSubs][Tile::kCtaCols];     // [slice][column]
   alignas(128) StageSlot<Tile> slot[Tile::kStages];
@@ -60,37 +61,19 @@ constexpr size_t hopper_shared_bytes() {
   return sizeof(HopperShared<F, Tile>);
 }
 
-// int32 -> fp32 on the FP pipe, as in the other arms: the accumulator starts at the bits of
-// 1.5 * 2^23, the dot lands in the mantissa (|dot| <= 32 * 127 * kMaxAbsCode < 2^22) and
-// subtracting 1.5 * 2^23 is exact, so the result is static_cast<float>(dot) bit for bit.
-inline constexpr int32_t kMagicBits = 0x4B400000;
-inline constexpr float kMagic = 12582912.0f;
-
-// Where a work item lies: the expert, its pairs and the CTA's first weight column.
-struct WorkItem {
-  int expert;
-  int32_t pair_begin;
-  int pair_count;
-  int col_begin;  // in interleaved columns (2 per feature for gate/up)
-};
-
+// The CTA's first weight column of an item, in interleaved columns (2 per feature for gate/up).
 template <class Tile>
-__device__ __forceinline__ WorkItem work_item(const ProductArgs& args, int64_t item, int col_blocks) {
-  WorkItem w;
-  const auto tile = static_cast<int32_t>(item / col_blocks);
-  w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
-  w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
-  w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
-  w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
-  return w;
+__device__ __forceinline__ int column_begin(const blocks::WorkItem& w) {
+  return w.column_block * Tile::kCtaCols;
 }
 
 // The weight row behind CTA column n of an item, or null past the tensor's rows.
 template <class Tile>
-__device__ __forceinline__ const uint8_t* column_row(const ProductArgs& args, const WorkItem& w, int n, int& op) {
+__device__ __forceinline__ const uint8_t* column_row(const ProductArgs& args, const blocks::WorkItem& w, int n,
+                                                     int& op) {
   op = Tile::kOps == 2 ? n % 2 : 0;
-  const int row = (w.col_begin + n) / Tile::kOps;
-  if (row >= args.out_rows) return nullptr;
+  const int row = (column_begin<Tile>(w) + n) / Tile::kOps;
+  if (row >= args.out_features) return nullptr;
   return args.weights[op] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[op] +
          static_cast<size_t>(row) * args.row_bytes;
 }
@@ -103,10 +86,9 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
   uint32_t use = 0;  // stages produced so far by this CTA
   const int n_subs = args.in_features / 32;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
-    const WorkItem w = work_item<Tile>(args, item, col_blocks);
+    const blocks::WorkItem w = blocks::work_item<Tile::kPairs>(args, item, col_blocks);
     const bool has_pair = pt < w.pair_count;
-    const int64_t act_row =
-        !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
+    const int64_t act_row = !has_pair ? 0 : blocks::pair_act_row(args, w.pair_begin + pt);
     for (int stage = 0; stage < n_stages; ++stage, ++use) {
       const int s = static_cast<int>(use % Tile::kStages);
       if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
@@ -153,19 +135,19 @@ __device__ __forceinline__ void producer_loop(const ProductArgs& args, HopperSha
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const ProductArgs args) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Decoder = production::BlockDecoder<F>;
+  using Decoder = blocks::DeviceDecoder<F>;
   constexpr int kSubsPerBlock = F::kBlockValues / 32;
   static_assert(!F::kSplitScales && !F::kHasOffset,
                 "one int32 dot per slice and no activation-sum term (extend the fold for others)");
-  static_assert(32 * 127 * Decoder::kMaxAbsCode < (1 << 22), "the exact int32 -> fp32 step needs |dot| < 2^22");
+  static_assert(32 * 127 * Decoder::kMaxAbsCode <= kDotBiasMaxAbs, "the exact int32 -> fp32 step (unbias_dot)");
   extern __shared__ __align__(128) uint8_t shared_raw[];
   HopperShared<F, Tile>& sm = *reinterpret_cast<HopperShared<F, Tile>*>(shared_raw);
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
   const int n_stages = args.in_features / Tile::kStageValues;
-  const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
-  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
+  const int col_blocks = (Tile::kOps * args.out_features + Tile::kCtaCols - 1) / Tile::kCtaCols;
+  const int64_t n_items = blocks::work_items(args, col_blocks);
 
   for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
   if (tid == 0) {
@@ -195,7 +177,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
   uint32_t use = 0;
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
-    const WorkItem w = work_item<Tile>(args, item, col_blocks);
+    const blocks::WorkItem w = blocks::work_item<Tile::kPairs>(args, item, col_blocks);
 
     float acc[Tile::kMTiles][Tile::kAccRegs];
 #pragma unroll
@@ -221,7 +203,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
         if (row != nullptr) {
           const uintptr_t src = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(stage) * Tile::kRawBytes;
           const uint8_t* block = slot.raw[n] + (src & 15u) + (q / kSubsPerBlock) * F::kBlockBytes;
-          const auto raw = Decoder::load_raw(block, q % kSubsPerBlock, production::PlainLoad{});
+          const auto raw = Decoder::load_raw(block, q % kSubsPerBlock, blocks::PlainLoad{});
           Decoder::decode(raw, sm.table, words, scale);
         }
         int8_t* core = sm.decoded + (n / 8) * Tile::kCoreStrideBytes + (2 * q) * Tile::kCoreLeadingBytes + (n % 8) * 16;
@@ -244,7 +226,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
 #pragma unroll
         for (int mt = 0; mt < Tile::kMTiles; ++mt) {
 #pragma unroll
-          for (int r = 0; r < Tile::kAccRegs; ++r) dot[mt][r] = kMagicBits;
+          for (int r = 0; r < Tile::kAccRegs; ++r) dot[mt][r] = kDotBiasBits;
           mma::fence_registers(dot[mt]);
         }
         mma::wgmma_fence();
@@ -271,11 +253,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
                 *reinterpret_cast<const float2*>(&sm.decoded_scale[q][c * Tile::kWgCols + 8 * j + 2 * tig]);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              // NOTE: fold_slice<F> for a format without split scales or offsets, one for one:
-              // acc = fmaf(float(dot), w_scale * a_scale, acc).
               const int r = 4 * j + 2 * h;
-              acc[mt][r] = fmaf(__int_as_float(dot[mt][r]) - kMagic, w_scale.x * a_scale[h], acc[mt][r]);
-              acc[mt][r + 1] = fmaf(__int_as_float(dot[mt][r + 1]) - kMagic, w_scale.y * a_scale[h], acc[mt][r + 1]);
+              acc[mt][r] = fold_biased_dot<F>(acc[mt][r], dot[mt][r], w_scale.x, a_scale[h]);
+              acc[mt][r + 1] = fold_biased_dot<F>(acc[mt][r + 1], dot[mt][r + 1], w_scale.y, a_scale[h]);
             }
           }
         }
@@ -287,8 +267,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
     // ---- epilogue --------------------------------------------------------------------------
     if constexpr (Tile::kOps == 2) {
       // Lane holds gate (r even) and up (r odd) of feature f0 + 4j + tig for pairs group, group + 8.
-      const int f = args.out_rows;
-      const int feature_base = (w.col_begin + c * Tile::kWgCols) / 2;
+      const int f = args.out_features;
+      const int feature_base = (column_begin<Tile>(w) + c * Tile::kWgCols) / 2;
       const int n_blocks32 = f / 32;
 #pragma unroll
       for (int mt = 0; mt < Tile::kMTiles; ++mt) {
@@ -298,66 +278,45 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
 #pragma unroll
           for (int b = 0; b < Tile::kWgCols / 64; ++b) {
             float hv[8];
-            float amax = 0.0f;
 #pragma unroll
             for (int jj = 0; jj < 8; ++jj) {
               const int r = 4 * (8 * b + jj) + 2 * h;
               hv[jj] = swiglu(acc[mt][r], acc[mt][r + 1]);
-              amax = fmaxf(amax, fabsf(hv[jj]));
             }
-            // The block's 32 features of this pair live in the 4 lanes of one group.
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-            // NOTE: the operations of quantize_block32 (pipeline/arith.hpp), one for one.
-            const float scale = amax / 127.0f;
+            // The block's 32 features of this pair live in the 4 lanes of one group (xor 1, 2); jj 0-3
+            // are features 0-15 (half 0), jj 4-7 features 16-31.
             int code[8];
-#pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
-              float rq = (scale == 0.0f) ? 0.0f : roundf(hv[jj] / scale);
-              rq = fminf(fmaxf(rq, -127.0f), 127.0f);
-              code[jj] = static_cast<int>(rq);
-            }
-            int half0 = code[0] + code[1] + code[2] + code[3], half1 = code[4] + code[5] + code[6] + code[7];
-            half0 += __shfl_xor_sync(0xffffffffu, half0, 1);
-            half0 += __shfl_xor_sync(0xffffffffu, half0, 2);
-            half1 += __shfl_xor_sync(0xffffffffu, half1, 1);
-            half1 += __shfl_xor_sync(0xffffffffu, half1, 2);
+            float scale;
+            int half0, half1;
+            blocks::LaneBlock32<8, 1, 2>::requant(hv, code, scale, half0, half1);
             const int block_feature = feature_base + 32 * b;  // f % 32 == 0: all 32 valid or none
             if (pair < w.pair_count && block_feature < f) {
               const int64_t out_row = static_cast<int64_t>(w.pair_begin) + pair;
 #pragma unroll
               for (int jj = 0; jj < 8; ++jj) {
-                const int64_t at = out_row * f + block_feature + 4 * jj + tig;
                 const int r = 4 * (8 * b + jj) + 2 * h;
-                args.h_codes[at] = static_cast<int8_t>(code[jj]);
-                if (args.h_out != nullptr) args.h_out[at] = hv[jj];
-                if (args.gate_out != nullptr) args.gate_out[at] = acc[mt][r];
-                if (args.up_out != nullptr) args.up_out[at] = acc[mt][r + 1];
+                blocks::store_h_value(args, out_row * f + block_feature + 4 * jj + tig, code[jj], hv[jj], acc[mt][r],
+                                      acc[mt][r + 1]);
               }
-              if (tig == 0) {
-                const int64_t block = out_row * n_blocks32 + block_feature / 32;
-                args.h_scales[block] = scale;
-                args.h_half_sums[2 * block] = half0;
-                args.h_half_sums[2 * block + 1] = half1;
-              }
+              if (tig == 0) blocks::store_h_block(args, out_row * n_blocks32 + block_feature / 32, scale, half0, half1);
             }
           }
         }
       }
     } else {
-      const int rows = args.out_rows;
+      // ---- down-store: lane holds rows col + 8j + 2 tig, + 1 of pairs group, group + 8 ------------
+      const int consumer_column = column_begin<Tile>(w) + c * Tile::kWgCols;
+      const blocks::ProductStore<> store{args.product_out[0], args.out_features, w.pair_begin, w.pair_count,
+                                       consumer_column, args.out_features - consumer_column};
 #pragma unroll
       for (int mt = 0; mt < Tile::kMTiles; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int pair = 64 * mt + 16 * warp + group + 8 * h;
-          if (pair >= w.pair_count) continue;
-          float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
 #pragma unroll
           for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
-            const int row = w.col_begin + c * Tile::kWgCols + 8 * j + 2 * tig;
-            if (row < rows) out[row] = acc[mt][4 * j + 2 * h];
-            if (row + 1 < rows) out[row + 1] = acc[mt][4 * j + 2 * h + 1];
+            store(pair, 8 * j + 2 * tig, acc[mt][4 * j + 2 * h]);
+            store(pair, 8 * j + 2 * tig + 1, acc[mt][4 * j + 2 * h + 1]);
           }
         }
       }

@@ -3,14 +3,18 @@
 //
 // ChainDecoder<F>::decode(block, sub, words) gives the 32 codes of sub-block `sub` as 8 words
 // (value 4i + j in byte j of words[i]) and returns the sub-block's scale, with the same bits as
-// F::decode_sub. The generic version goes through F::decode_sub; IQ3_S builds each group's word
-// from its grid word and a per-byte sign mask.
-// DecodeFault names a classic mistake for the trap tests; the kernels use NoDecodeFault only.
+// F::decode_sub: the one device decoder of the format (blocks::DeviceDecoder<F>), its table read
+// where it lives (these kernels stage none).
+// DecodeFault names a classic mistake for the trap tests; the kernels use NoDecodeFault only,
+// and only the trap tests reach the faulty IQ3_S decode below.
 #pragma once
 #include <cstdint>
 
+#include <type_traits>
+
 #include "common/bytes.hpp"
 #include "common/hd.hpp"
+#include "cuda/blocks/decoders.hpp"
 #include "formats/format.hpp"
 #include "formats/iq3_s.hpp"
 
@@ -22,13 +26,6 @@ struct DecodeFault {
   static constexpr bool kFp16AsInteger = Fp16AsInteger;  // the f16 field's integer value as scale
 };
 using NoDecodeFault = DecodeFault<>;
-
-STRATA_HD_INLINE uint32_t pack4(const int8_t* q) {
-  return static_cast<uint32_t>(static_cast<uint8_t>(q[0])) |
-         (static_cast<uint32_t>(static_cast<uint8_t>(q[1])) << 8) |
-         (static_cast<uint32_t>(static_cast<uint8_t>(q[2])) << 16) |
-         (static_cast<uint32_t>(static_cast<uint8_t>(q[3])) << 24);
-}
 
 // An f16 scale field: the 16 raw bits converted as IEEE binary16.
 template <class Fault = NoDecodeFault>
@@ -55,24 +52,24 @@ STRATA_HD_INLINE uint32_t negate_bytes(uint32_t magnitudes, uint32_t mask) {
 
 template <class F, class Fault = NoDecodeFault>
 struct ChainDecoder {
+  static_assert(std::is_same_v<Fault, NoDecodeFault>, "decode faults exist for IQ3_S only");
   STRATA_HD static float decode(const uint8_t* block, int sub, uint32_t (&words)[8]) {
-    int8_t q[32];
-    SubScale scale;
-    F::decode_sub(block, sub, q, scale);
-    for (int i = 0; i < 8; ++i) words[i] = pack4(q + 4 * i);
-    return scale.scale[0];
+    return blocks::decode_sub_block<F>(block, sub, blocks::DeviceDecoder<F>::resident_table(), words);
   }
 };
 
-template <class Fault>
-struct ChainDecoder<Iq3S, Fault> {
+// The trap tests' faulty IQ3_S decodes: each group's word from its grid word and a per-byte sign
+// mask, with the fault applied.
+template <bool SignFromBit7, bool Fp16AsInteger>
+  requires(SignFromBit7 || Fp16AsInteger)
+struct ChainDecoder<Iq3S, DecodeFault<SignFromBit7, Fp16AsInteger>> {
+  using Fault = DecodeFault<SignFromBit7, Fp16AsInteger>;
   STRATA_HD static float decode(const uint8_t* block, int sub, uint32_t (&words)[8]) {
     for (int m = 0; m < 8; ++m) {
       const uint32_t magnitudes = Iq3S::group_magnitudes(block, sub, m);
       const uint8_t sign_byte = block[Iq3S::kSignsOffset + 4 * sub + m / 2];
       words[m] = negate_bytes(magnitudes, iq3s_sign_mask<Fault>(sign_byte, m));
     }
-    // NOTE: the expression of Iq3S::decode_sub, so the scale has the same bits.
     return fp16_field<Fault>(block) * static_cast<float>(Iq3S::sub_scale(block, sub));
   }
 };

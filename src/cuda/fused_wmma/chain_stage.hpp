@@ -142,13 +142,4 @@ STRATA_HD_INLINE float fold_chain(float acc, int32_t dot, const float* weight_sc
   return fold_slice<F>(acc, isum, asum, w, act_scales[slot]);
 }
 
-// h = swiglu(gate, up) for one pair's 32-feature block, requantised by quantize_block32: the
-// production arm's SwiGLU/requant, one for one.
-STRATA_HD_INLINE void swiglu_requant_block32(const float* gate /*[32]*/, const float* up /*[32]*/,
-                                             float* h /*[32]*/, int8_t* codes /*[32]*/,
-                                             float* scale, int32_t* half_sums /*[2]*/) {
-  for (int i = 0; i < 32; ++i) h[i] = swiglu(gate[i], up[i]);
-  quantize_block32(h, codes, scale, half_sums);
-}
-
 }  // namespace strata::cuda::fused_wmma

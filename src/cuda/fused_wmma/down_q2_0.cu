@@ -2,5 +2,5 @@
 #include "formats/q2_0.hpp"
 
 namespace strata::cuda::fused_wmma {
-template void launch_chain<Q2_0, DownOp>(const ChainArgs&, cudaStream_t);
+template void launch_chain<Q2_0, DownOp>(const blocks::ProductArgs&, cudaStream_t);
 }  // namespace strata::cuda::fused_wmma

@@ -2,5 +2,5 @@
 #include "formats/iq3_s.hpp"
 
 namespace strata::cuda::fused_wmma {
-template void launch_chain<Iq3S, GateUpOp>(const ChainArgs&, cudaStream_t);
+template void launch_chain<Iq3S, GateUpOp>(const blocks::ProductArgs&, cudaStream_t);
 }  // namespace strata::cuda::fused_wmma

@@ -12,7 +12,7 @@ namespace strata::cuda::fused_wmma {
 
 // Persistent grid: as many CTAs as fit on the device at once; they stride over the work items.
 template <class F, class Op>
-void launch_chain(const ChainArgs& args, cudaStream_t stream) {
+void launch_chain(const blocks::ProductArgs& args, cudaStream_t stream) {
   using Tile = ChainTileDefault;
   auto kernel = native_kernel_wmma<F, Op, Tile>;
   const int grid = persistent_grid(kernel, Tile::kThreads, 0);

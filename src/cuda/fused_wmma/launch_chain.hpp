@@ -3,15 +3,15 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "cuda/fused_wmma/chain_args.hpp"
+#include "cuda/blocks/product_args.hpp"
 
 namespace strata::cuda::fused_wmma {
 
-// Pairs per row tile of the chain kernels (the tile_offsets of ChainArgs are built with it).
+// Pairs per row tile of the chain kernels (ProductArgs::tile_offsets of a chain launch are built with it).
 int chain_tile_pairs();
 
 // Op: GateUpOp or DownOp (chain_ops.hpp). A launch with no work items returns at once.
 template <class F, class Op>
-void launch_chain(const ChainArgs& args, cudaStream_t stream);
+void launch_chain(const blocks::ProductArgs& args, cudaStream_t stream);
 
 }  // namespace strata::cuda::fused_wmma

@@ -15,7 +15,9 @@
 #pragma once
 #include <cstdint>
 
-#include "cuda/fused_wmma/chain_args.hpp"
+#include "cuda/blocks/epilogue.hpp"
+#include "cuda/blocks/product_args.hpp"
+#include "cuda/blocks/work_item.hpp"
 #include "cuda/fused_wmma/chain_ops.hpp"
 #include "cuda/fused_wmma/chain_stage.hpp"
 #include "cuda/mma/mma_tile_16.cuh"
@@ -34,7 +36,7 @@ struct ChainShared {
 };
 
 template <class F, class Op, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const ChainArgs args) {
+__global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const blocks::ProductArgs args) {
   static_assert(!F::kSplitScales && !F::kHasOffset,
                 "one int32 dot per 32-wide slice, no activation-sum term");
   static_assert(F::kBlockValues % kSubBlockValues == 0, "whole 32-value sub-blocks per block");
@@ -45,7 +47,7 @@ __global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const Chain
   const int n_subs = K / kSubBlockValues;
   const int n_stages = (n_subs + Tile::kStageSubs - 1) / Tile::kStageSubs;
   const int col_blocks = (args.out_features + kColumns - 1) / kColumns;
-  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
+  const int64_t n_items = blocks::work_items(args, col_blocks);
 
   const int tid = gpu::thread_x();
   const int warp = tid / 32, lane = tid % 32;
@@ -53,17 +55,14 @@ __global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const Chain
 
   for (int64_t item = gpu::block_x(); item < n_items; item += gpu::grid_dim_x()) {
     // ---- which expert, pairs and output columns ------------------------------------------
-    const auto tile = static_cast<int32_t>(item / col_blocks);
-    const int column_begin = static_cast<int>(item % col_blocks) * kColumns;
-    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
-    const int32_t pair_begin =
-        args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
-    const int32_t pairs_left = args.expert_offsets[expert + 1] - pair_begin;
-    const int pair_count = pairs_left < Tile::kPairs ? static_cast<int>(pairs_left) : Tile::kPairs;
+    const blocks::WorkItem w = blocks::work_item<Tile::kPairs>(args, item, col_blocks);
+    const int column_begin = w.column_block * kColumns;
+    const int32_t pair_begin = w.pair_begin;
+    const int pair_count = w.pair_count;
     WeightRows rows;
     for (int t = 0; t < Op::kTensors; ++t)
       rows.expert_base[t] =
-          args.weights[t] + static_cast<size_t>(expert) * args.expert_stride_bytes[t];
+          args.weights[t] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[t];
     rows.row_bytes = args.row_bytes;
     rows.split = kColumns;
     rows.first = column_begin;
@@ -72,8 +71,7 @@ __global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const Chain
     gpu::sync_block();  // the previous item's readers are done with every shared buffer
     for (int p = tid; p < Tile::kPairs; p += Tile::kThreads)
       sm.act_row[p] =
-          p < pair_count ? (args.act_row != nullptr ? args.act_row[pair_begin + p] : pair_begin + p)
-                         : -1;
+          p < pair_count ? static_cast<int32_t>(blocks::pair_act_row(args, pair_begin + p)) : -1;
     gpu::sync_block();
 
     // acc[tm][tn][i]: weight row warp_m*kWarpRows + 16*tm + owned_row(lane, i),
@@ -158,30 +156,26 @@ __global__ void __launch_bounds__(Tile::kThreads) native_kernel_wmma(const Chain
         alignas(16) int8_t codes[32];
         float scale = 0.0f;
         int32_t half_sums[2] = {0, 0};
-        swiglu_requant_block32(gate, up, h, codes, &scale, half_sums);
+        blocks::swiglu_requant_block32(gate, up, h, codes, &scale, half_sums);
         const int64_t row = static_cast<int64_t>(pair_begin) + p;
         int8_t* code_dst = args.h_codes + row * f + feature_base;
         copy16(code_dst, codes);
         copy16(code_dst + 16, codes + 16);
-        const int64_t block = row * (f / 32) + feature_base / 32;
-        args.h_scales[block] = scale;
-        args.h_half_sums[2 * block] = half_sums[0];
-        args.h_half_sums[2 * block + 1] = half_sums[1];
+        blocks::store_h_block(args, row * (f / 32) + feature_base / 32, scale, half_sums[0], half_sums[1]);
         if (args.h_out != nullptr)
           for (int i = 0; i < 32; ++i) args.h_out[row * f + feature_base + i] = h[i];
-        if (args.gate_out != nullptr)
-          for (int i = 0; i < 32; ++i) args.gate_out[row * f + feature_base + i] = gate[i];
-        if (args.up_out != nullptr)
-          for (int i = 0; i < 32; ++i) args.up_out[row * f + feature_base + i] = up[i];
+        if (args.product_out[0] != nullptr)
+          for (int i = 0; i < 32; ++i) args.product_out[0][row * f + feature_base + i] = gate[i];
+        if (args.product_out[1] != nullptr)
+          for (int i = 0; i < 32; ++i) args.product_out[1][row * f + feature_base + i] = up[i];
       }
     } else {
-      // ---- epilogue: one fp32 row per sorted pair, coalesced along the output columns -------
-      const int d = args.out_features;
+      // ---- down-store epilogue: one fp32 row per sorted pair, coalesced along the columns ----
+      const blocks::ProductStore<false> store{args.product_out[0], args.out_features, pair_begin, pair_count, column_begin,
+                                       args.out_features - column_begin};
       for (int task = tid; task < Tile::kPairs * kColumns; task += Tile::kThreads) {
         const int p = task / kColumns, r = task % kColumns;
-        if (p < pair_count && column_begin + r < d)
-          args.rows_out[(static_cast<int64_t>(pair_begin) + p) * d + column_begin + r] =
-              sm.out[p][r];
+        store(p, r, sm.out[p][r]);
       }
     }
   }

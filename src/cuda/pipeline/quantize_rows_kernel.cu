@@ -1,6 +1,6 @@
 #include "cuda/common/check.hpp"
 #include "cuda/pipeline/quantize_rows.hpp"
-#include "cuda/pipeline/quantize_store.cuh"
+#include "cuda/blocks/quantize_store.cuh"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda {
@@ -24,7 +24,7 @@ __global__ void quantize_rows_kernel(const float* __restrict__ x,  // [rows, col
     values[4 * i + 2] = v.z;
     values[4 * i + 3] = v.w;
   }
-  quantize_and_store_block32(values, block, codes, scales, half_sums);
+  blocks::quantize_and_store_block32(values, block, codes, scales, half_sums);
 }
 
 }  // namespace

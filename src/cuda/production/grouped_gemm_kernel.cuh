@@ -3,7 +3,7 @@
 // A persistent grid walks the work items (row tile of an expert's pairs x column block of weight
 // rows x operand), built on the device by the grouping step, so the host never learns the
 // per-expert counts. Per item, K is walked in double-buffered stages, software-pipelined: the
-// next stage's weight bytes are loaded into registers (BlockDecoder::load_raw) and its activation
+// next stage's weight bytes are loaded into registers (DeviceDecoder::load_raw) and its activation
 // codes and scales copied with cp.async before the current stage is multiplied; the weights are
 // decoded into the other shared buffer after it. Every 32-wide k slice is one mma.sync m16n8k32
 // per fragment (the exact int32 dot), folded into fp32 strictly in slice order.
@@ -13,32 +13,20 @@
 
 #include <cstdint>
 
+#include "cuda/blocks/decoders.hpp"
+#include "cuda/blocks/epilogue.hpp"
+#include "cuda/blocks/product_args.hpp"
+#include "cuda/blocks/work_item.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
-#include "cuda/mma/mma_m16n8k32.cuh"
-#include "cuda/production/block_decode.hpp"
-#include "cuda/production/grouped_gemm.hpp"
 #include "cuda/common/ptx.cuh"
-#include "cuda/pipeline/tile_lookup.hpp"
+#include "cuda/mma/mma_m16n8k32.cuh"
+#include "cuda/production/grouped_gemm.hpp"
 #include "cuda/production/tile_config.hpp"
 #include "formats/format.hpp"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda::production {
-
-// The int32 -> fp32 step of fold_slice without a conversion instruction: the mma accumulates the
-// dot onto the bits of 1.5 * 2^23, whose ulp is 1, so for |dot| < 2^22 those bits are the float
-// 1.5 * 2^23 + dot exactly, and subtracting 1.5 * 2^23 leaves float(dot) exactly.
-inline constexpr int32_t kDotBiasBits = 0x4B400000;  // bits of 12582912.0f = 1.5 * 2^23
-inline constexpr float kDotBias = 12582912.0f;
-
-// fold_slice<F> for a format with one scale per slice and no offset, given the slice's int32 dot
-// already as the exact float: the same fmaf(float(dot), w_scale * a_scale, acc), bit for bit.
-template <class F>
-__device__ __forceinline__ float fold_exact_dot(float acc, float dot, float w_scale, float a_scale) {
-  static_assert(!F::kSplitScales && !F::kHasOffset, "fold_slice for one scale and no offset");
-  return fmaf(dot, w_scale * a_scale, acc);
-}
 
 template <class F, class Tile>
 struct GemmShared {
@@ -47,16 +35,16 @@ struct GemmShared {
   alignas(16) float weight_scale[2][Tile::kStageSubs][Tile::kWeightRows];   // [stage][sub][row]
   alignas(16) float act_scale[2][Tile::kStageSubs][Tile::kPairs];           // [stage][sub][pair]
   int32_t act_row[Tile::kPairs];                                            // activation row per pair
-  uint32_t table[BlockDecoder<F>::kTableWords];                             // the format's decode table
+  uint32_t table[blocks::DeviceDecoder<F>::kTableWords];                    // the format's decode table
 };
 
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
-    grouped_gemm_kernel(const GemmArgs args) {
-  using Decoder = BlockDecoder<F>;
+    grouped_gemm_kernel(const blocks::ProductArgs args) {
+  using Decoder = blocks::DeviceDecoder<F>;
   static_assert(!F::kSplitScales, "one int32 dot per 32-wide slice needs one scale per slice");
   static_assert(!F::kHasOffset, "offset formats need the activation half sums folded in; none is carried");
-  static_assert(32 * 127 * Decoder::kMaxAbsCode < (1 << 22), "the slice dot must fit the exact bias trick");
+  static_assert(32 * 127 * Decoder::kMaxAbsCode <= kDotBiasMaxAbs, "the slice dot must fit the exact bias trick");
   constexpr int kSubsPerBlock = F::kBlockValues / 32;
   extern __shared__ __align__(16) unsigned char gemm_shared_bytes[];
   GemmShared<F, Tile>& sm = *reinterpret_cast<GemmShared<F, Tile>*>(gemm_shared_bytes);
@@ -65,8 +53,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   const int n_subs = K / 32;                                   // k slices over the whole row
   const int n_stages = (n_subs + Tile::kStageSubs - 1) / Tile::kStageSubs;
   const int col_blocks = (args.out_features + Tile::kWeightRows - 1) / Tile::kWeightRows;
-  const int items_per_tile = col_blocks * args.n_ops;
-  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * items_per_tile;
+  const int items_per_tile = col_blocks * args.n_tensors;
+  const int64_t n_items = blocks::work_items(args, items_per_tile);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -80,21 +68,19 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // ---- which expert, pairs and weight rows ---------------------------------------------
-    const int32_t tile = static_cast<int32_t>(item / items_per_tile);
-    const int within = static_cast<int>(item % items_per_tile);
-    const int op_index = within / col_blocks;
-    const int row_begin = (within % col_blocks) * Tile::kWeightRows;
+    const blocks::WorkItem w = blocks::work_item<Tile::kPairs>(args, item, items_per_tile);
+    const int op_index = w.column_block / col_blocks;  // which tensor
+    const int row_begin = (w.column_block % col_blocks) * Tile::kWeightRows;
     const int row_count = min(Tile::kWeightRows, args.out_features - row_begin);
-    const int expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
-    const int32_t pair_begin = args.expert_offsets[expert] + (tile - args.tile_offsets[expert]) * Tile::kPairs;
-    const int pair_count = min(Tile::kPairs, args.expert_offsets[expert + 1] - pair_begin);
-    const GemmOperand op = args.op[op_index];
-    const uint8_t* expert_weights = op.weights + static_cast<size_t>(expert) * op.expert_stride_bytes;
+    const int32_t pair_begin = w.pair_begin;
+    const int pair_count = w.pair_count;
+    const uint8_t* expert_weights =
+        args.weights[op_index] + static_cast<size_t>(w.expert) * args.expert_stride_bytes[op_index];
 
     __syncthreads();  // the previous item's readers are done with every shared buffer
     for (int p = tid; p < Tile::kPairs; p += Tile::kThreads) {
       const int32_t pair = pair_begin + p;
-      sm.act_row[p] = (p < pair_count) ? (args.pair_row != nullptr ? args.pair_row[pair] : pair) : -1;
+      sm.act_row[p] = (p < pair_count) ? static_cast<int32_t>(blocks::pair_act_row(args, pair)) : -1;
     }
     __syncthreads();
 
@@ -109,7 +95,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         const int r = task / Tile::kStageSubs, sub = stage * Tile::kStageSubs + task % Tile::kStageSubs;
         raw_valid[i] = r < row_count && sub < n_subs;
         if (raw_valid[i]) {
-          const uint8_t* block = expert_weights + static_cast<size_t>(row_begin + r) * op.row_bytes +
+          const uint8_t* block = expert_weights + static_cast<size_t>(row_begin + r) * args.row_bytes +
                                  static_cast<size_t>(sub / kSubsPerBlock) * F::kBlockBytes;
           raw[i] = Decoder::load_raw(block, sub % kSubsPerBlock);
         }
@@ -205,8 +191,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             mma::mma_m16n8k32_s8(dot, a, b[ni], bias);
 #pragma unroll
             for (int r = 0; r < 4; ++r)
-              acc[mi][ni][r] = fold_exact_dot<F>(acc[mi][ni][r], __int_as_float(dot[r]) - kDotBias, w_scale[r / 2],
-                                                 a_scale[ni][r % 2]);
+              acc[mi][ni][r] = fold_biased_dot<F>(acc[mi][ni][r], dot[r], w_scale[r / 2], a_scale[ni][r % 2]);
           }
         }
       }
@@ -215,7 +200,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       __syncthreads();  // stage `buf` fully read; stage buf ^ 1 fully written
     }
 
-    // ---- write the tile's valid outputs: out[pair][row] -----------------------------------
+    // ---- down-store epilogue: the tile's valid outputs, out[pair][row] --------------------
+    const blocks::ProductStore<> store{args.product_out[op_index], args.out_features, pair_begin, pair_count,
+                                       row_begin, row_count};
 #pragma unroll
     for (int mi = 0; mi < Tile::kMmaM; ++mi)
 #pragma unroll
@@ -224,14 +211,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         for (int r = 0; r < 4; ++r) {
           const int row = warp_row0 + 16 * mi + group + 8 * (r / 2);
           const int pair = warp_pair0 + 8 * ni + 2 * tig + (r % 2);
-          if (row < row_count && pair < pair_count)
-            op.out[static_cast<int64_t>(pair_begin + pair) * args.out_features + row_begin + row] = acc[mi][ni][r];
+          store(pair, row, acc[mi][ni][r]);
         }
   }
 }
 
 template <class F, class Tile>
-void launch_grouped_gemm_tile(const GemmArgs& args, cudaStream_t stream) {
+void launch_grouped_gemm_tile(const blocks::ProductArgs& args, cudaStream_t stream) {
   constexpr size_t kSharedBytes = sizeof(GemmShared<F, Tile>);
   const auto kernel = grouped_gemm_kernel<F, Tile>;
   const int grid = persistent_grid(kernel, Tile::kThreads, kSharedBytes);
@@ -240,7 +226,7 @@ void launch_grouped_gemm_tile(const GemmArgs& args, cudaStream_t stream) {
 }
 
 template <class F>
-void launch_grouped_gemm(const GemmArgs& args, TileKind tile, cudaStream_t stream) {
+void launch_grouped_gemm(const blocks::ProductArgs& args, TileKind tile, cudaStream_t stream) {
   switch (tile) {
     case TileKind::kSmall: launch_grouped_gemm_tile<F, TileSmall>(args, stream); return;
     case TileKind::kLarge: launch_grouped_gemm_tile<F, TileLarge>(args, stream); return;

@@ -1,6 +1,6 @@
 #include "cuda/common/check.hpp"
 #include "cuda/production/swiglu_requant.hpp"
-#include "cuda/pipeline/quantize_store.cuh"
+#include "cuda/blocks/quantize_store.cuh"
 #include "pipeline/arith.hpp"
 
 namespace strata::cuda::production {
@@ -32,7 +32,7 @@ __global__ void swiglu_requant_kernel(const float* __restrict__ gate,  // [P, f]
 #pragma unroll
     for (int i = 0; i < 8; ++i) dst[i] = make_float4(h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]);
   }
-  quantize_and_store_block32(h, block, codes, scales, half_sums);
+  blocks::quantize_and_store_block32(h, block, codes, scales, half_sums);
 }
 
 }  // namespace
