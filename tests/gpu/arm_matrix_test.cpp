@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,6 +99,8 @@ std::vector<MatrixCase> all_cases() {
 std::string case_name(const ::testing::TestParamInfo<MatrixCase>& info) {
   return std::string(arm_label(info.param.arm)) + "_" + info.param.pair.name + "_" + info.param.edge.name;
 }
+
+void PrintTo(const MatrixCase& c, std::ostream* os) { *os << case_name({c, 0}); }
 
 // ---- one case's host data and the CPU reference, built once per (pair, edge) and process ------
 struct CaseData {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ const Request kRequests[] = {{"production", Arm::kProduction, false, Numerics::k
                              {"fused", Arm::kFused, false, Numerics::kQ8},
                              {"fused_wmma", Arm::kFused, true, Numerics::kQ8},
                              {"q10", Arm::kFused, false, Numerics::kQ10}};
+
+void PrintTo(const Request& r, std::ostream* os) { *os << r.name; }
 
 class CudaRunLayerArguments : public ::testing::TestWithParam<Request> {};
 
