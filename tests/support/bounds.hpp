@@ -2,6 +2,8 @@
 // (numerics profile, format, stage). Each value was declared before the arm it bounds was first
 // measured (DESIGN.md) and is never moved: a new format or stage adds a row, it does not loosen
 // one. A lookup with no row fails the test naming the key, so a new format cannot run unbounded.
+// DESIGN.md declares the same-quantisation bounds per profile and stage for every format (the
+// rows without a format) and the exact-oracle bounds per format (the rows with one).
 #pragma once
 #include <gtest/gtest.h>
 
