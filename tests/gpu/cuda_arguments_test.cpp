@@ -246,5 +246,17 @@ TEST(CApiCudaArguments, RefusedNamingTheArgument) {
   strata_moe_layer_destroy(layer);
 }
 
+// Every launch of a test process is checked (cuda/common/check.hpp): built in, switched on before
+// main, paused only while a guard lives. Host logic: runs without a GPU.
+TEST(SyncCheck, OnInTestProcessesAndPausedOnlyByTheGuard) {
+  EXPECT_TRUE(cuda::kSyncCheckBuilt);
+  EXPECT_TRUE(cuda::sync_check());
+  {
+    const test::SyncCheckPause pause;
+    EXPECT_FALSE(cuda::sync_check());
+  }
+  EXPECT_TRUE(cuda::sync_check());
+}
+
 }  // namespace
 }  // namespace strata
