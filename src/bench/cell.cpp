@@ -137,6 +137,16 @@ void check_geometry(const std::string& geometry_label, int64_t d, int64_t f, Ggm
               geometry_label, kSubBlockValues));
 }
 
+double ggml_h200_layer_us(const CellSpec& c) {
+  if (c.gate_up_type != GgmlType::IQ3_S || c.down_type != GgmlType::Q2_0) return 0;
+  if (c.routing != RoutingKind::kUniform || c.source != "random") return 0;
+  const int64_t T = c.chunk;
+  if (c.preset == "qwen35-a3b") return T == 512 ? 1330 : T == 4096 ? 3621 : T == 16384 ? 12680 : 0;
+  if (c.preset == "qwen3-30b") return T == 4096 ? 3453 : 0;
+  if (c.preset == "flash-next") return T == 512 ? 4393 : T == 4096 ? 10990 : T == 16384 ? 48855 : 0;
+  return 0;  // also "... (modified)": another geometry than the figure's
+}
+
 double layer_ops(int64_t tokens, int k, int64_t d, int64_t f) {
   return 2.0 * static_cast<double>(tokens) * k * 3.0 * static_cast<double>(d) *
          static_cast<double>(f);

@@ -79,4 +79,10 @@ void check_geometry(const std::string& geometry_label, int64_t d, int64_t f, Ggm
 // Multiply-adds of one layer on T tokens counted as 2 ops: 2 * T * k * 3 * d * f.
 double layer_ops(int64_t tokens, int k, int64_t d, int64_t f);
 
+// ggml's CUDA MUL_MAT_ID on the H200 for one layer of the cell at T = chunk (../shared/GPU.md: merged
+// gate_up + down, f32 activations, uniform routing), µs; 0 unless the cell is such a figure's:
+// an unmodified flash-next, qwen35-a3b or qwen3-30b preset, IQ3_S gate/up + Q2_0 down, uniform
+// routing and a T GPU.md lists.
+double ggml_h200_layer_us(const CellSpec& cell);
+
 }  // namespace strata::bench

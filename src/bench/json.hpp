@@ -85,8 +85,19 @@ inline nlohmann::json run_json(const RunContext& ctx, const RunResult& r) {
              {"band", {{"lo", r.band.lo}, {"hi", r.band.hi}, {"width", r.band.width()}}},
              {"promote_below", r.band.lo - r.band.width()}};
 
+  // ggml's figure for this cell on the H200 (GPU.md), where it has one.
+  const double ggml_us = ggml_h200_layer_us(c);
+  json ggml = nullptr;
+  if (ggml_us > 0) {
+    ggml = {{"layer_us", ggml_us}};
+    for (int a = 0; a < 2; ++a)
+      ggml[a == 0 ? "over_A" : "over_B"] =
+          r.arms[a].unit_us.n > 0 ? json(ggml_us / r.arms[a].unit_us.median) : json(nullptr);
+  }
+
   return {{"cell", cell},
           {"arms", {{"A", c.arms.at(0).name}, {"B", c.arms.at(1).name}}},
+          {"ggml_h200", ggml},
           {"check", check},
           {"results", results},
           {"ratio", ratio},

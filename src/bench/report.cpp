@@ -119,6 +119,12 @@ std::string format_table(const RunContext& ctx, const RunResult& r, bool per_lay
       out += fmt::format("{:>6} {:>12.1f} {:>12.1f} {:>8.4f}\n", l, a, b, a > 0 ? b / a : 0.0);
     }
   }
+  const double ggml_us = ggml_h200_layer_us(c);
+  if (ggml_us > 0 && r.arms[0].unit_us.n > 0)
+    out += fmt::format("ggml    MUL_MAT_ID on the H200 (GPU.md), this cell at T = {}: {:.0f} us per layer; "
+                       "ggml/A {:.2f}x, ggml/B {:.2f}x\n",
+                       c.chunk, ggml_us, ggml_us / r.arms[0].unit_us.median,
+                       r.arms[1].unit_us.n > 0 ? ggml_us / r.arms[1].unit_us.median : 0.0);
   out += "\n";
   if (r.b_over_a.n > 0) {
     out += fmt::format(

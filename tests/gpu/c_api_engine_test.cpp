@@ -156,10 +156,16 @@ TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
   };
   load(first);
   cudaGraph_t graph;
-  // NOTE: global capture mode: any allocation or synchronising call inside the run fails it.
-  STRATA_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const strata_moe_status status = strata_moe_layer_run_ex(gpu.get(), &args);
-  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  // NOTE: global capture mode: any allocation or synchronising call inside the run fails it (the
+  // tests' per-launch synchronisation too: paused for the capture, the replays are checked).
+  strata_moe_status status = STRATA_MOE_OK;
+  cudaError_t end = cudaSuccess;
+  {
+    const test::SyncCheckPause pause;
+    STRATA_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    status = strata_moe_layer_run_ex(gpu.get(), &args);
+    end = cudaStreamEndCapture(stream, &graph);
+  }
   ASSERT_EQ(status, STRATA_MOE_OK) << strata_moe_last_error();
   ASSERT_EQ(end, cudaSuccess) << cudaGetErrorString(end);
   cudaGraphExec_t exec;

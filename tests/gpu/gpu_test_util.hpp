@@ -18,6 +18,26 @@ inline bool have_cuda_device() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
+// Every launch of a test process is synchronised and checked (cuda/common/check.hpp: built in
+// with the tests, switched on here before main for each GPU test executable).
+inline const bool kSyncCheckSwitchedOn = [] {
+  cuda::set_sync_check(true);
+  return true;
+}();
+
+// Turns the per-launch check off while it lives: a stream capture must not synchronise (the
+// captured kernels do not run, so nothing is left unchecked).
+class SyncCheckPause {
+ public:
+  SyncCheckPause() : was_(cuda::sync_check()) { cuda::set_sync_check(false); }
+  ~SyncCheckPause() { cuda::set_sync_check(was_); }
+  SyncCheckPause(const SyncCheckPause&) = delete;
+  SyncCheckPause& operator=(const SyncCheckPause&) = delete;
+
+ private:
+  bool was_;
+};
+
 #define STRATA_REQUIRE_GPU()                                          \
   do {                                                                \
     if (!::strata::test::have_cuda_device()) GTEST_SKIP() << "no CUDA device"; \

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds.hpp"
 #include "common/error.hpp"
 #include "cpu/moe_cpu.hpp"
 #include "cuda/backend/run_layer.hpp"
@@ -22,10 +23,10 @@
 #include "cuda/fused/fused_arm.hpp"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
-#include "cuda/synth/random_blocks.hpp"
 #include "decode_vectors.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
+#include "layer_run.hpp"
 #include "moe_check.hpp"
 #include "reference/oracle.hpp"
 #include "synth/synth.hpp"
@@ -34,83 +35,12 @@
 namespace strata {
 namespace {
 
-// ---- bounds: declared before the fused kernel was ever measured (DESIGN.md); never moved ----
-constexpr double kSameQuantRelRms = 1e-4;    // gate/up chain and whole layer vs same-quant oracle
-constexpr double kSameQuantWorstRow = 1e-3;
-constexpr double kExactVsProductionFactor = 1.5;  // fused rel-RMS vs exact <= 1.5x production's
-constexpr int64_t kMaxDifferingElements = 0;      // fused vs production, launch vs launch
-
-// Device inputs of one run (x, ids, weights) and a NaN-poisoned y.
-struct DeviceRun {
-  cuda::DeviceBuffer<float> x, weights, y;
-  cuda::DeviceBuffer<int32_t> ids;
-  cuda::DeviceInputs inputs;
-  int64_t n_y = 0;
-
-  DeviceRun(const LayerInputs& in, int64_t d)
-      : x(test::to_device(std::vector<float>(in.x, in.x + in.n_tokens * d))),
-        weights(test::to_device(std::vector<float>(in.weights, in.weights + in.n_tokens * in.k))),
-        y(in.n_tokens * d),
-        ids(test::to_device(std::vector<int32_t>(in.ids, in.ids + in.n_tokens * in.k))),
-        n_y(in.n_tokens * d) {
-    inputs = {x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
-  }
-
-  std::vector<float> run(const MoeLayerWeights& layer, Arm arm, cuda::Workspace& ws, cudaStream_t stream = nullptr) {
-    test::poison_device(y.get(), n_y);
-    cuda::run_layer(layer, inputs, arm, ws, stream, y.get());
-    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return test::to_host(y.get(), n_y);
-  }
-};
-
-// Device sorted-pair rows [P, cols] -> host (t, j) rows, through the device grouping tables.
-std::vector<float> unsorted_rows(const float* device_rows, const cuda::WorkspaceView& view, int k, int64_t cols) {
-  const auto sorted = test::to_host(device_rows, view.n_pairs * cols);
-  const auto token = test::to_host(view.grouping.pair_token, view.n_pairs);
-  const auto slot = test::to_host(view.grouping.pair_slot, view.n_pairs);
-  std::vector<float> out(sorted.size(), std::nanf(""));
-  for (int64_t p = 0; p < view.n_pairs; ++p)
-    std::copy_n(sorted.data() + p * cols, cols, out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
-  return out;
-}
-
-// Poisons the workspace's debug rows so an element the fused kernel fails to write shows as NaN.
-void poison_debug_rows(const cuda::Workspace& ws, int64_t n_pairs, int64_t f) {
-  const cuda::WorkspaceView& v = ws.last();
-  if (v.gate == nullptr || v.up == nullptr || v.h == nullptr) return;
-  test::poison_device(const_cast<float*>(v.gate), n_pairs * f);
-  test::poison_device(const_cast<float*>(v.up), n_pairs * f);
-  test::poison_device(const_cast<float*>(v.h), n_pairs * f);
-}
-
-// Experts with exactly `counts[e]` pairs (the rest spread over the experts after them), each token
-// on k distinct experts: pair position p goes to token p % T, slot p / T, runs no longer than T.
-synth::Routing crafted_routing(int64_t T, int64_t E, int k, std::vector<int64_t> counts, uint64_t seed) {
-  int64_t fixed = 0;
-  for (int64_t c : counts) fixed += c;
-  const int64_t n_pairs = T * k;
-  const auto first_free = static_cast<int64_t>(counts.size());
-  counts.resize(static_cast<size_t>(E), 0);
-  for (int64_t i = 0; i < n_pairs - fixed; ++i) counts[static_cast<size_t>(first_free + i % (E - first_free))]++;
-  std::vector<int32_t> sequence;
-  for (int64_t e = 0; e < E; ++e) {
-    EXPECT_LE(counts[static_cast<size_t>(e)], T) << "a run longer than T would repeat an expert in a token";
-    sequence.insert(sequence.end(), static_cast<size_t>(counts[static_cast<size_t>(e)]), static_cast<int32_t>(e));
-  }
-  synth::Routing r;
-  r.k = k;
-  r.ids.assign(static_cast<size_t>(n_pairs), 0);
-  r.weights.assign(static_cast<size_t>(n_pairs), 0.0f);
-  synth::Rng rng(seed);
-  for (int64_t p = 0; p < n_pairs; ++p) r.ids[static_cast<size_t>((p % T) * k + p / T)] = sequence[static_cast<size_t>(p)];
-  for (int64_t t = 0; t < T; ++t) {
-    float sum = 0.0f;
-    for (int j = 0; j < k; ++j) sum += (r.weights[static_cast<size_t>(t * k + j)] = 0.1f + static_cast<float>(rng.uniform()));
-    for (int j = 0; j < k; ++j) r.weights[static_cast<size_t>(t * k + j)] /= sum;
-  }
-  return r;
-}
+// Bounds: tests/support/bounds.hpp (declared before the fused kernel was ever measured).
+using test::kFusedOverProductionExactFactor;  // fused rel-RMS vs exact <= 1.5x production's
+using test::kMaxDifferingElements;            // fused vs production, launch vs launch
+using test::DeviceRun;
+using test::Stage;
+using test::unsorted_rows;
 
 struct LayerCase {
   const char* name;
@@ -126,13 +56,14 @@ synth::Routing routing_for(const LayerCase& c, uint64_t seed) {
     case 0: return synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed);
     case 1: return synth::uniform_routing(c.n_tokens, c.n_expert, c.k, seed);
     case 2: return synth::single_expert_routing(c.n_tokens, c.n_expert, c.k, seed);
-    case 3: return crafted_routing(c.n_tokens, c.n_expert, c.k, {0, 1, 16, 17, 64, 65}, seed);
-    default: return crafted_routing(c.n_tokens, c.n_expert, c.k, {0, 1, 63, 64, 65, 129}, seed);
+    case 3: return test::counted_routing(c.n_tokens, c.n_expert, c.k, {0, 1, 16, 17, 64, 65}, seed);
+    default: return test::counted_routing(c.n_tokens, c.n_expert, c.k, {0, 1, 63, 64, 65, 129}, seed);
   }
 }
 
 // One synthetic layer per geometry and process (flash-next's weights are ~1 GB): a fresh seed per
-// process, uploaded once, shared by that geometry's chunk sizes.
+// run (test::shared_seed: the same whichever test builds it), uploaded once, shared by that
+// geometry's chunk sizes.
 struct CachedLayer {
   synth::SyntheticLayer host;
   test::DeviceLayerCopy device;
@@ -145,7 +76,7 @@ const CachedLayer& layer_for(const LayerCase& c) {
   auto found = cache.find(key);
   if (found == cache.end()) {
     auto built = std::make_unique<CachedLayer>();  // cached only once complete: a throw caches nothing
-    built->seed = test::fresh_seed(key);
+    built->seed = test::shared_seed(key);
     synth::LayerSpec spec;
     spec.d = c.d;
     spec.f = c.f;
@@ -181,7 +112,7 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
   fused_ws.keep_h = true;
   const std::vector<float> y_prod = run.run(dev, Arm::kProduction, prod_ws);
   const std::vector<float> y_fused_first = run.run(dev, Arm::kFused, fused_ws);  // sizes the workspace
-  poison_debug_rows(fused_ws, P, c.f);
+  test::poison_gate_up_h(fused_ws.last(), c.f);
   const std::vector<float> y_fused = run.run(dev, Arm::kFused, fused_ws);
 
   // ---- fused vs production, bitwise: y and every intermediate --------------------------------
@@ -275,15 +206,12 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
               "production %.4e\n",
               c.name, vs_gate.rel_rms, vs_gate.worst_row, vs_up.rel_rms, vs_up.worst_row, vs_h.rel_rms, vs_h.worst_row,
               vs_y.rel_rms, vs_y.worst_row, fused_exact.rel_rms, prod_exact.rel_rms);
-  EXPECT_LE(vs_gate.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_gate.worst_row, kSameQuantWorstRow) << "pair " << vs_gate.worst_row_index;
-  EXPECT_LE(vs_up.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_up.worst_row, kSameQuantWorstRow) << "pair " << vs_up.worst_row_index;
-  EXPECT_LE(vs_h.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_h.worst_row, kSameQuantWorstRow) << "pair " << vs_h.worst_row_index;
-  EXPECT_LE(vs_y.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_y.worst_row, kSameQuantWorstRow) << "row " << vs_y.worst_row_index;
-  EXPECT_LE(fused_exact.rel_rms, kExactVsProductionFactor * prod_exact.rel_rms);
+  const MoeLayerWeights& w = layer.host.weights;
+  test::expect_same_quant(vs_gate, Numerics::kQ8, w.gate.type, Stage::kGate);
+  test::expect_same_quant(vs_up, Numerics::kQ8, w.up.type, Stage::kUp);
+  test::expect_same_quant(vs_h, Numerics::kQ8, w.up.type, Stage::kH);
+  test::expect_same_quant(vs_y, Numerics::kQ8, w.down.type, Stage::kY);
+  EXPECT_LE(fused_exact.rel_rms, kFusedOverProductionExactFactor * prod_exact.rel_rms);
 }
 
 TEST_P(FusedLayer, DeterministicOverLaunchesStreamsAndWorkspaces) {
@@ -376,15 +304,12 @@ TEST_P(FusedVectors, MatchesProductionOraclesAndGgmlFigures) {
               vs_same.worst_row, vs_gate.rel_rms, vs_gate.worst_row, vs_up.rel_rms, vs_up.worst_row);
   EXPECT_LE(diff, kMaxDifferingElements);
   EXPECT_LE(diff_cpu, kMaxDifferingElements);
-  EXPECT_LE(fused_exact.rel_rms, kExactVsProductionFactor * prod_exact.rel_rms);
+  EXPECT_LE(fused_exact.rel_rms, kFusedOverProductionExactFactor * prod_exact.rel_rms);
   EXPECT_LE(fused_exact.rel_rms, v.ggml_rel_rms);
   EXPECT_LE(fused_exact.worst_row, v.ggml_worst_row) << "row " << fused_exact.worst_row_index;
-  EXPECT_LE(vs_same.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_same.worst_row, kSameQuantWorstRow) << "row " << vs_same.worst_row_index;
-  EXPECT_LE(vs_gate.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_gate.worst_row, kSameQuantWorstRow) << "pair " << vs_gate.worst_row_index;
-  EXPECT_LE(vs_up.rel_rms, kSameQuantRelRms);
-  EXPECT_LE(vs_up.worst_row, kSameQuantWorstRow) << "pair " << vs_up.worst_row_index;
+  test::expect_same_quant(vs_same, Numerics::kQ8, layer.down.type, Stage::kY);
+  test::expect_same_quant(vs_gate, Numerics::kQ8, layer.gate.type, Stage::kGate);
+  test::expect_same_quant(vs_up, Numerics::kQ8, layer.up.type, Stage::kUp);
 }
 
 TEST_P(FusedVectors, AllZeroTokenGivesExactlyZeroRow) {
@@ -508,115 +433,6 @@ TEST(FusedFallback, NativeSwitchOffRunsProductionAndSaysSoOnce) {
   const std::vector<float> y_prod = run.run(dev.weights, Arm::kProduction, ws);
   EXPECT_EQ(test::count_bitwise_diffs(y_a.data(), y_prod.data(), run.n_y), 0);
   EXPECT_EQ(test::count_bitwise_diffs(y_b.data(), y_prod.data(), run.n_y), 0);
-}
-
-}  // namespace
-}  // namespace strata
-
-// ---- timing: fused vs production in one process (run with --gtest_also_run_disabled_tests) ----
-// Median of CUDA-event-timed layers after warm-up, three input sets rotated, weights random blocks
-// generated on the device; each line: µs per layer and of the gate/up(+SwiGLU) phase for both
-// arms, effective TOPS of the fused layer (2*T*k*3*d*f / time) and the production/fused ratio.
-namespace strata {
-namespace {
-
-struct TimedGeometry {
-  const char* name;
-  int64_t d, f, n_expert;
-  int k;
-};
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-TEST(DISABLED_FusedTiming, FusedVersusProduction) {
-  STRATA_REQUIRE_GPU();
-  constexpr int kWarmup = 3, kRuns = 25, kSets = 3;
-  const TimedGeometry geometries[] = {{"qwen35-a3b", 2048, 512, 256, 8}, {"flash-next", 2560, 640, 512, 10}};
-  std::printf("%-11s %6s %-7s | %9s %9s %6s | %9s %9s | %7s | %9s %9s\n", "geometry", "T", "routing", "prod_us",
-              "fused_us", "ratio", "prod_gu", "fused_gu", "TOPS", "small_us", "large_us");
-  for (const TimedGeometry& g : geometries) {
-    cuda::DeviceBuffer<uint8_t> bytes[3];
-    const GgmlType types[3] = {GgmlType::IQ3_S, GgmlType::IQ3_S, GgmlType::Q2_0};
-    const int64_t ins[3] = {g.d, g.d, g.f}, outs[3] = {g.f, g.f, g.d};
-    ExpertTensor views[3];
-    for (int i = 0; i < 3; ++i) {
-      const FormatInfo* info = find_block_format(types[i]);
-      const size_t n_blocks = static_cast<size_t>(ins[i] / info->block_values * outs[i] * g.n_expert);
-      bytes[i].reserve(n_blocks * info->block_bytes + 2);
-      cuda::launch_random_blocks(bytes[i].get() + 2, n_blocks, info->block_bytes, 101 + i, nullptr);
-      views[i] = make_expert_tensor(i == 0 ? "gate" : i == 1 ? "up" : "down", types[i], bytes[i].get() + 2, ins[i],
-                                    outs[i], g.n_expert);
-    }
-    MoeLayerWeights layer;
-    layer.d = g.d;
-    layer.f = g.f;
-    layer.n_expert = g.n_expert;
-    layer.gate = views[0];
-    layer.up = views[1];
-    layer.down = views[2];
-    for (const int64_t T : {int64_t{512}, int64_t{4096}, int64_t{16384}}) {
-      for (const bool uniform : {false, true}) {
-        std::vector<cuda::DeviceBuffer<float>> xs, ws_;
-        std::vector<cuda::DeviceBuffer<int32_t>> ids;
-        for (int s = 0; s < kSets; ++s) {
-          const synth::Routing r = uniform ? synth::uniform_routing(T, g.n_expert, g.k, 500 + s + T)
-                                           : synth::skewed_routing(T, g.n_expert, g.k, 500 + s + T);
-          xs.push_back(test::to_device(synth::random_activations(T, g.d, 900 + s)));
-          ws_.push_back(test::to_device(r.weights));
-          ids.push_back(test::to_device(r.ids));
-        }
-        cuda::DeviceBuffer<float> y(static_cast<size_t>(T * g.d));
-        cuda::Workspace prod_ws, fused_ws;
-        auto time_arm = [&](Arm arm, cuda::Workspace& ws, double& gate_up_us) {
-          cudaEvent_t start, stop;
-          STRATA_CUDA_CHECK(cudaEventCreate(&start));
-          STRATA_CUDA_CHECK(cudaEventCreate(&stop));
-          auto inputs = [&](int s) {
-            return cuda::DeviceInputs{xs[s].get(), ids[s].get(), ws_[s].get(), T, g.k};
-          };
-          for (int i = 0; i < kWarmup; ++i) cuda::run_layer(layer, inputs(i % kSets), arm, ws, nullptr, y.get());
-          STRATA_CUDA_CHECK(cudaDeviceSynchronize());
-          std::vector<double> us, gu;
-          for (int i = 0; i < kRuns; ++i) {
-            STRATA_CUDA_CHECK(cudaEventRecord(start, nullptr));
-            cuda::run_layer(layer, inputs(i % kSets), arm, ws, nullptr, y.get());
-            STRATA_CUDA_CHECK(cudaEventRecord(stop, nullptr));
-            STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
-            float ms = 0;
-            STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-            us.push_back(1e3 * ms);
-          }
-          for (int i = 0; i < 7; ++i) {
-            cuda::PhaseTimes t;
-            cuda::run_layer(layer, inputs(i % kSets), arm, ws, nullptr, y.get(), &t);
-            gu.push_back(t.gate_up_us + t.swiglu_us);
-          }
-          STRATA_CUDA_CHECK(cudaEventDestroy(start));
-          STRATA_CUDA_CHECK(cudaEventDestroy(stop));
-          gate_up_us = median_of(gu);
-          return median_of(us);
-        };
-        double prod_gu = 0, fused_gu = 0;
-        const double prod_us = time_arm(Arm::kProduction, prod_ws, prod_gu);
-        const double fused_us = time_arm(Arm::kFused, fused_ws, fused_gu);
-        double forced_us[2] = {0, 0}, forced_gu[2] = {0, 0};
-        const char* forced[2] = {"small", "large"};
-        for (int i = 0; i < 2; ++i) {
-          ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", forced[i], 1), 0);
-          forced_us[i] = time_arm(Arm::kFused, fused_ws, forced_gu[i]);
-          ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
-        }
-        const double tops = 2.0 * T * g.k * 3.0 * g.d * g.f / (fused_us * 1e-6) / 1e12;
-        std::printf("%-11s %6lld %-7s | %9.1f %9.1f %5.2fx | %9.1f %9.1f | %7.1f | %9.1f %9.1f\n", g.name,
-                    static_cast<long long>(T), uniform ? "uniform" : "skewed", prod_us, fused_us, prod_us / fused_us,
-                    prod_gu, fused_gu, tops, forced_us[0], forced_us[1]);
-        std::fflush(stdout);
-      }
-    }
-  }
 }
 
 }  // namespace

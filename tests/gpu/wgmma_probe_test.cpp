@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/fused_hopper/hopper_products.hpp"
-#include "cuda/mma/wgmma_probe.hpp"
+#include "wgmma_probe.hpp"
 #include "gpu_test_util.hpp"
 #include "synth/synth.hpp"
 #include "test_support.hpp"

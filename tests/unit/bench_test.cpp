@@ -458,6 +458,63 @@ TEST(BenchReport, JsonAndTableCarryTheRun) {
   for (const char* column : {"layer_us", "quantize", "gate_up", "combine", "TOPS", "%ceil", "GB/s",
                              "time/A", "B/A", "A/A", "verdict PROMOTE"})
     EXPECT_NE(table.find(column), std::string::npos) << column << "\n" << table;
+  EXPECT_EQ(table.find("ggml "), std::string::npos) << "no ggml figure for this cell\n" << table;
+  EXPECT_TRUE(run["ggml_h200"].is_null());
+}
+
+// GPU.md's ggml figures (what strata-moe-gpu-cells printed beside each cell) for exactly the cells
+// they were measured on, and nothing for any other.
+TEST(BenchReport, GgmlFigureOnlyForItsOwnCell) {
+  CellSpec c = fake_cell(2);
+  c.preset = "qwen35-a3b";
+  c.routing = RoutingKind::kUniform;
+  c.chunk = 4096;
+  EXPECT_EQ(ggml_h200_layer_us(c), 3621);
+  c.chunk = 512;
+  EXPECT_EQ(ggml_h200_layer_us(c), 1330);
+  c.chunk = 1024;
+  EXPECT_EQ(ggml_h200_layer_us(c), 0) << "T GPU.md does not list";
+  c.chunk = 4096;
+  c.preset = "qwen3-30b";
+  EXPECT_EQ(ggml_h200_layer_us(c), 3453);
+  c.preset = "flash-next";
+  c.chunk = 16384;
+  EXPECT_EQ(ggml_h200_layer_us(c), 48855);
+  CellSpec other = c;
+  other.routing = RoutingKind::kSkewed;
+  EXPECT_EQ(ggml_h200_layer_us(other), 0) << "ggml measured uniform routing";
+  other = c;
+  other.preset = "flash-next (modified)";
+  EXPECT_EQ(ggml_h200_layer_us(other), 0);
+  other = c;
+  other.down_type = GgmlType::Q8_0;
+  EXPECT_EQ(ggml_h200_layer_us(other), 0);
+  other = c;
+  other.source = "model.gguf";
+  EXPECT_EQ(ggml_h200_layer_us(other), 0);
+
+  // In the reports: the figure and ggml's time over each arm's layer time.
+  const uint64_t seed = test::fresh_seed("report_ggml");
+  FakeRunner runner(2, 4, 0.7, 0.01, seed);
+  ProtocolOptions options;
+  options.cells = 2;
+  CellSpec cell = fake_cell(2);
+  cell.preset = "qwen35-a3b";
+  cell.routing = RoutingKind::kUniform;
+  cell.chunk = 512;
+  const RunResult r = analyse(cell, runner.units(), run_protocol(runner, options), passed_check());
+  RunContext ctx;
+  ctx.backend = "cuda";
+  ctx.device = "NVIDIA H200";
+  const nlohmann::json run = nlohmann::json::parse(document_json(ctx, {r}).dump())["runs"][0];
+  ASSERT_TRUE(run["ggml_h200"].is_object()) << run.dump();
+  EXPECT_EQ(run["ggml_h200"]["layer_us"].get<double>(), 1330);
+  EXPECT_NEAR(run["ggml_h200"]["over_A"].get<double>(), 1330 / r.arms[0].unit_us.median, 1e-9);
+  EXPECT_NEAR(run["ggml_h200"]["over_B"].get<double>(), 1330 / r.arms[1].unit_us.median, 1e-9);
+  const std::string table = format_table(ctx, r, false);
+  EXPECT_NE(table.find("ggml    MUL_MAT_ID on the H200 (GPU.md), this cell at T = 512: 1330 us per layer"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "cpu/moe_cpu.hpp"
 #include "gguf/block_plan.hpp"
 #include "gguf_writer.hpp"
+#include "bounds.hpp"
 #include "moe_check.hpp"
 #include "pipeline/routing.hpp"
 #include "strata_moe/block.hpp"
@@ -24,15 +25,14 @@ namespace {
 using test::RefBlock;
 using test::RefScore;
 
-// Same-quantisation bounds of the q8 profile (DESIGN.md).
-constexpr double kRelRms = 1e-4;
-constexpr double kWorstRow = 1e-3;
+// Same-quantisation bounds of the q8 profile on a whole block of Q8_0 experts (tests/support/bounds.hpp).
+constexpr test::StageBounds kBlockBounds = *test::find_bounds(Numerics::kQ8, GgmlType::Q8_0, test::Stage::kBlock);
 
 void expect_close(const float* got, const std::vector<double>& want, int64_t rows, int64_t cols,
                   const std::string& what) {
   const test::ErrorStats e = test::compare_rows(got, want.data(), rows, cols);
-  EXPECT_LE(e.rel_rms, kRelRms) << what;
-  EXPECT_LE(e.worst_row, kWorstRow) << what << " (row " << e.worst_row_index << ")";
+  EXPECT_LE(e.rel_rms, kBlockBounds.same_quant_rel_rms) << what;
+  EXPECT_LE(e.worst_row, kBlockBounds.same_quant_worst_row) << what << " (row " << e.worst_row_index << ")";
 }
 
 // ---- routing ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "cpu/moe_cpu.hpp"
 #include "cpu/tile_ops.hpp"
 #include "formats/registry.hpp"
+#include "bounds.hpp"
 #include "moe_check.hpp"
 #include "pipeline/arith_q10.hpp"
 #include "pipeline/quantize.hpp"
@@ -26,10 +27,8 @@ namespace strata {
 namespace {
 
 // Declared before the profile existed (DESIGN.md, Q10.md); never moved.
-constexpr double kSameQuantRelRms = 1e-4;
-constexpr double kSameQuantWorstRow = 1e-3;
-constexpr double kQ10OverQ8ExactRatio = 0.4;  // q10's rel-RMS vs exact, at most this times q8's
-constexpr double kQ10ExactRelRmsBundled = 7e-3;
+using test::kQ10OverQ8ExactRatio;  // q10's rel-RMS vs exact, at most this times q8's
+using test::Stage;
 
 // ---- the activation rule -------------------------------------------------------------------
 TEST(Q10Quantise, RuleOnCraftedBlocks) {
@@ -205,14 +204,13 @@ TEST_P(Q10OnVectors, ArmsMatchOraclesAndBeatQ8AgainstExact) {
   // Same quantisation: gate/up/h against the oracle's own; y against the oracle fed the arm's h.
   const OracleOutput own = same_quant_oracle(layer, in, 2, nullptr, Numerics::kQ10);
   const OracleOutput fed = same_quant_oracle(layer, in, 2, debug[0].h.data(), Numerics::kQ10);
-  const auto bound = [](const char* what, const test::ErrorStats& s) {
-    EXPECT_LE(s.rel_rms, kSameQuantRelRms) << what;
-    EXPECT_LE(s.worst_row, kSameQuantWorstRow) << what << " row " << s.worst_row_index;
+  const auto bound = [](Stage stage, GgmlType format, const test::ErrorStats& s) {
+    test::expect_same_quant(s, Numerics::kQ10, format, stage, test::stage_name(stage));
   };
-  bound("gate", test::compare_rows(debug[0].gate.data(), own.gate.data(), n_pairs, layer.f));
-  bound("up", test::compare_rows(debug[0].up.data(), own.up.data(), n_pairs, layer.f));
-  bound("h", test::compare_rows(debug[0].h.data(), own.h.data(), n_pairs, layer.f));
-  bound("y", test::compare_rows(y[0].data(), fed.y.data(), v.n_tokens, layer.d));
+  bound(Stage::kGate, layer.gate.type, test::compare_rows(debug[0].gate.data(), own.gate.data(), n_pairs, layer.f));
+  bound(Stage::kUp, layer.up.type, test::compare_rows(debug[0].up.data(), own.up.data(), n_pairs, layer.f));
+  bound(Stage::kH, layer.up.type, test::compare_rows(debug[0].h.data(), own.h.data(), n_pairs, layer.f));
+  bound(Stage::kY, layer.down.type, test::compare_rows(y[0].data(), fed.y.data(), v.n_tokens, layer.d));
 
   // Exact: q10 at most 0.4x q8 and within 7e-3 on the bundled layers.
   std::vector<float> y_q8 = test::poisoned(n_y);
@@ -224,7 +222,7 @@ TEST_P(Q10OnVectors, ArmsMatchOraclesAndBeatQ8AgainstExact) {
               q10.rel_rms / q8.rel_rms);
   RecordProperty("q10_rel_rms_exact", std::to_string(q10.rel_rms));
   RecordProperty("q8_rel_rms_exact", std::to_string(q8.rel_rms));
-  EXPECT_LE(q10.rel_rms, kQ10ExactRelRmsBundled);
+  EXPECT_LE(q10.rel_rms, test::bounds_for(Numerics::kQ10, layer.down.type, Stage::kY).exact_rel_rms);
   EXPECT_LE(q10.rel_rms, kQ10OverQ8ExactRatio * q8.rel_rms);
 }
 

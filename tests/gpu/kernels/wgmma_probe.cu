@@ -1,7 +1,7 @@
 #include "cuda/common/async_sm90.cuh"
 #include "cuda/common/check.hpp"
 #include "cuda/mma/wgmma_m64k32.cuh"
-#include "cuda/mma/wgmma_probe.hpp"
+#include "wgmma_probe.hpp"
 
 namespace strata::cuda::mma {
 namespace {

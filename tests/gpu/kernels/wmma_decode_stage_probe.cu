@@ -1,6 +1,6 @@
 #include "cuda/common/check.hpp"
 #include "cuda/fused_wmma/chain_stage.hpp"
-#include "cuda/fused_wmma/probes.hpp"
+#include "wmma_probes.hpp"
 #include "cuda/fused_wmma/tile_config.hpp"
 #include "formats/iq3_s.hpp"
 #include "formats/q2_0.hpp"

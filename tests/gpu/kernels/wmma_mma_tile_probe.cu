@@ -1,5 +1,5 @@
 #include "cuda/common/check.hpp"
-#include "cuda/fused_wmma/probes.hpp"
+#include "wmma_probes.hpp"
 #include "cuda/mma/mma_tile_16.cuh"
 
 namespace strata::cuda::fused_wmma {
