@@ -148,6 +148,24 @@ std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10Wor
   return out;
 }
 
+// The kernel family of the runs in a scope (Q10EngineScope, WmmaScope below): "1" takes the sm_90a
+// kernels where the device and build have them, "0" the sm_80 ones; wmma the 16x16x16 f16 ones.
+std::string g_engine = "1";
+bool g_wmma = false;
+
+cuda::fused_q10::Q10Kernels kernels_for(const MoeLayerWeights& layer) {
+  using cuda::fused_q10::Q10Kernels;
+  if (g_wmma) return Q10Kernels::kWmma;
+  return g_engine == "1" && cuda::fused_q10::use_q10_hopper(layer) ? Q10Kernels::kHopper : Q10Kernels::kSm80;
+}
+
+// The arm the registry calls that family.
+Arm arm_of(cuda::fused_q10::Q10Kernels kernels) {
+  using cuda::fused_q10::Q10Kernels;
+  return kernels == Q10Kernels::kWmma ? Arm::kFusedWmma : kernels == Q10Kernels::kHopper ? Arm::kFusedHopper
+                                                                                          : Arm::kFusedSm80;
+}
+
 struct DeviceRun {
   cuda::DeviceBuffer<float> x, weights, y;
   cuda::DeviceBuffer<int32_t> ids;
@@ -165,7 +183,7 @@ struct DeviceRun {
 
   std::vector<float> run(const MoeLayerWeights& layer, cuda::fused_q10::Q10Workspace& ws) {
     test::poison_device(y.get(), n_y);
-    cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get());
+    cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get(), kernels_for(layer));
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     return test::to_host(y.get(), n_y);
   }
@@ -224,18 +242,18 @@ const Q10Case kCases[] = {
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
 
-// Sets STRATA_PF_Q10_HOPPER for one scope ("0": the sm_80 kernels; "1": the sm_90a ones where the
-// device and build have them) and unsets it after.
+// The engine of one scope ("0": the sm_80 kernels; "1": the sm_90a ones where the device and build
+// have them), restored after.
 struct Q10EngineScope {
-  explicit Q10EngineScope(const char* value) { EXPECT_EQ(setenv("STRATA_PF_Q10_HOPPER", value, 1), 0); }
-  ~Q10EngineScope() { unsetenv("STRATA_PF_Q10_HOPPER"); }
+  explicit Q10EngineScope(const char* value) : saved(g_engine) { g_engine = value; }
+  ~Q10EngineScope() { g_engine = saved; }
+  std::string saved;
 };
 
-// Sets STRATA_PF_FUSED_WMMA=1 for one scope (the q10 arm's 16x16x16 f16 tile kernels, whatever
-// STRATA_PF_Q10_HOPPER says) and unsets it after.
+// The q10 arm's 16x16x16 f16 tile kernels for one scope (whatever the engine says).
 struct WmmaScope {
-  WmmaScope() { EXPECT_EQ(setenv("STRATA_PF_FUSED_WMMA", "1", 1), 0); }
-  ~WmmaScope() { unsetenv("STRATA_PF_FUSED_WMMA"); }
+  WmmaScope() { g_wmma = true; }
+  ~WmmaScope() { g_wmma = false; }
 };
 
 void check_against_the_rule(const Q10Case& c, const char* engine) {
@@ -295,9 +313,12 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
   {
     cuda::Workspace layer_ws;
     test::poison_device(run.y.get(), run.n_y);
-    cuda::run_layer(dev.weights, run.inputs, Arm::kFused, layer_ws, nullptr, run.y.get(), nullptr,
-                    Numerics::kQ10);
+    const Arm arm = arm_of(kernels_for(dev.weights));
+    const RunReport ran =
+        cuda::run_layer(dev.weights, run.inputs, arm, layer_ws, nullptr, run.y.get(), nullptr, Numerics::kQ10);
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(ran.arm, arm) << "the registry runs the arm named: " << ran.fallback;
+    EXPECT_EQ(ran.numerics, Numerics::kQ10);
     EXPECT_EQ(
         test::count_bitwise_diffs(test::to_host(run.y.get(), run.n_y).data(), y.data(), run.n_y), 0)
         << "run_layer(..., Numerics::kQ10)";
@@ -392,7 +413,8 @@ TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused b
   EXPECT_FALSE(cuda::fused_q10::q10_fused_supports(layer.weights)) << "q4_K gate/up";
   cuda::fused_q10::Q10Workspace ws;
   EXPECT_THROW(
-      cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr),
+      cuda::fused_q10::run_layer_q10(layer.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr,
+                                     cuda::fused_q10::Q10Kernels::kSm80),
       Error);
 }
 

@@ -74,11 +74,11 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
 }
 
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
-  return q10_fused_supports(layer) && layer.d % 256 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+  return q10_fused_supports(layer) && layer.d % kQ10HopperDMultiple == 0 &&
+         layer.gate.row_bytes == layer.up.row_bytes;
 }
 
 bool use_q10_hopper(const MoeLayerWeights& layer) {
-  if (env_equals("STRATA_PF_Q10_HOPPER", "0")) return false;
   return fused_hopper::hopper_available() && q10_hopper_supports(layer);
 }
 
@@ -92,7 +92,8 @@ Q10TileKind q10_tile_for(double mean_pairs) {
 
 bool q10_fused_supports(const MoeLayerWeights& layer) {
   return layer.gate.type == layer.up.type && gate_up_carried(layer.gate.type) &&
-         down_carried(layer.down.type) && layer.d % 64 == 0 && layer.f % 64 == 0;
+         down_carried(layer.down.type) && layer.d % kQ10DMultiple == 0 &&
+         layer.f % kQ10FMultiple == 0;
 }
 
 void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
@@ -114,7 +115,7 @@ void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t
 }
 
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
-                   cudaStream_t stream, float* y) {
+                   cudaStream_t stream, float* y, Q10Kernels kernels) {
   validate_layer(layer);
   require(q10_fused_supports(layer), Status::kUnsupported,
           "the q10 fused arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
@@ -140,13 +141,17 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int64_t P = T * in.k;
   ws.reserve(T, P, d, f, E);
   const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
-  // STRATA_PF_FUSED_WMMA=1: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh); else on sm_90a
-  // the Hopper kernels (bulk copies + wgmma f16), else the mma.sync ones: the same bits.
+  // The family the caller chose: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh), the Hopper
+  // kernels (bulk copies + wgmma f16) or the mma.sync ones: the same bits.
   // NOTE: the Hopper and wmma kernels copy whole 16-byte pieces of activation rows: the code
   // buffers are cudaMalloc'd and rows of d or f f16 codes (multiples of 64) keep every row start
   // 16-byte aligned.
-  const bool wmma = fused_wmma::wmma_requested();
-  const bool hopper = !wmma && use_q10_hopper(layer);
+  const bool wmma = kernels == Q10Kernels::kWmma;
+  const bool hopper = kernels == Q10Kernels::kHopper;
+  require(!hopper || use_q10_hopper(layer), Status::kUnsupported,
+          "the q10 fused-hopper kernels do not run here (they need d % " +
+              std::to_string(kQ10HopperDMultiple) + " == 0, d = " + std::to_string(layer.d) +
+              ", an sm_90 device and the build's sm_90a image)");
   const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------

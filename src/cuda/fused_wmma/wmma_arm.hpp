@@ -1,4 +1,4 @@
-// The fused-wmma CUDA arm (STRATA_PF_FUSED=1 STRATA_PF_FUSED_WMMA=1): gate/up + SwiGLU + requant
+// The fused-wmma CUDA arm (Arm::kFusedWmma): gate/up + SwiGLU + requant
 // and the down product on the 16x16x16 int8 tile primitive (mma_tile_16), between the shared
 // quantisation / grouping steps and the shared ordered combine.
 #pragma once
@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "cpu/moe_cpu.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/pipeline/grouping.hpp"
 #include "formats/all.hpp"
@@ -18,17 +17,9 @@ namespace strata::cuda::fused_wmma {
 using WmmaGateUpFormats = FormatList<Iq3S>;
 using WmmaDownFormats = FormatList<Q2_0>;
 
-// STRATA_PF_FUSED_WMMA is "1".
-bool wmma_requested();
-
 // Gate and up share one format of WmmaGateUpFormats, down is in WmmaDownFormats, d % 32 == 0,
 // f % 32 == 0.
 bool wmma_supports(const MoeLayerWeights& layer);
-
-// Whether a run requested with `requested` takes this arm: Arm::kFused, STRATA_PF_FUSED_WMMA=1,
-// STRATA_PF_FUSED_NATIVE not "0", and a layer wmma_supports() covers. A wmma request that falls
-// back says so once per process and reason on stderr.
-bool use_wmma(Arm requested, const MoeLayerWeights& layer);
 
 struct ProductOutputs {
   int8_t* h_codes = nullptr;       // [P, f] int8, sorted-pair rows
