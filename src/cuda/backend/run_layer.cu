@@ -85,7 +85,9 @@ void Workspace::carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int
   arena.take(h_scales_, P * f / 32);
   arena.take(h_half_sums_, P * f / 16);
   arena.take(down_, P * d);
-  if (arm != Arm::kProduction) arena.take(fused_tile_offsets_, static_cast<size_t>(n_expert) + 1);
+  // Only the gate/up kernels of fused-sm80 and fused-hopper tile differently from the grouping.
+  if (arm == Arm::kFusedSm80 || arm == Arm::kFusedHopper)
+    arena.take(fused_tile_offsets_, static_cast<size_t>(n_expert) + 1);
   grouping_.carve(arena, n_pairs, n_expert);
 }
 
@@ -178,6 +180,11 @@ void run_chosen(const MoeLayerWeights& layer, const DeviceInputs& in, const RunR
 
   // Mean pairs per expert picks the tile: a speed choice only (see tile_config.hpp).
   const auto tile = production::choose_tile(P, E);
+  // The grouping's tile offsets are built for the arm that reads them: the chain tile of
+  // fused-wmma (its gate/up and down both), else the production GEMM's (production, and the down
+  // product of fused-sm80 / fused-hopper, whose gate/up kernels build their own).
+  const bool wmma = chosen.arm == Arm::kFusedWmma;
+  const int group_tile_pairs = wmma ? fused_wmma::wmma_tile_pairs() : production::tile_pairs(tile);
   if (times != nullptr && !ws.events_ready_) {
     for (cudaEvent_t& e : ws.events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
     ws.events_ready_ = true;
@@ -192,10 +199,9 @@ void run_chosen(const MoeLayerWeights& layer, const DeviceInputs& in, const RunR
   mark(1);
   // ---- group the pairs by expert, tile offsets for the persistent GEMMs ------------------
   const DeviceGroupingTables g =
-      launch_group_by_expert(in.ids, T, in.k, E, production::tile_pairs(tile), ws.grouping_, stream);
+      launch_group_by_expert(in.ids, T, in.k, E, group_tile_pairs, ws.grouping_, stream);
   mark(2);
   // The arm chosen once for this call (choose()): fused-wmma, fused-hopper, fused-sm80 or production.
-  const bool wmma = chosen.arm == Arm::kFusedWmma;
   const bool hopper = chosen.arm == Arm::kFusedHopper;
   const bool fused_gate_up = chosen.arm == Arm::kFusedSm80;
   require(wmma || hopper || fused_gate_up || chosen.arm == Arm::kProduction, Status::kInternal,
@@ -217,7 +223,7 @@ void run_chosen(const MoeLayerWeights& layer, const DeviceInputs& in, const RunR
   if (wmma) {
     // ---- fused-wmma arm: gate/up + SwiGLU + requant and down on mma_tile_16 ----------------
     // NOTE: its down product runs here too, so the phase times put down inside gate/up.
-    fused_wmma::run_products(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
+    fused_wmma::run_products(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P,
                              {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.down_.get(),
                               ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
                               ws.keep_h ? ws.up_.get() : nullptr},

@@ -72,7 +72,7 @@ class Workspace {
   const fused_q10::Q10WorkspaceView* last_q10() const;
 
   // Bytes of a caller's workspace for q8 runs of up to n_tokens x k on `arm` (keep_h off): the
-  // fp32 gate/up rows only for production, the fused tile offsets only for a fused arm.
+  // fp32 gate/up rows only for production, the gate/up tile offsets only for fused-sm80 and fused-hopper.
   static size_t external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert, Arm arm);
   // Borrows every buffer from `base` (device memory, external_bytes of it, 256-byte aligned):
   // runs of up to n_tokens x k on `arm` then allocate nothing and never synchronise (without `times`).

@@ -74,9 +74,10 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
 }
 
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
-  return q10_fused_supports(layer) && layer.d % kQ10HopperDMultiple == 0 &&
-         layer.gate.row_bytes == layer.up.row_bytes;
+  return q10_fused_supports(layer) && layer.d % 256 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
 }
+
+bool q10_wmma_supports(const MoeLayerWeights& layer) { return q10_fused_supports(layer); }
 
 bool use_q10_hopper(const MoeLayerWeights& layer) {
   return fused_hopper::hopper_available() && q10_hopper_supports(layer);
@@ -92,8 +93,7 @@ Q10TileKind q10_tile_for(double mean_pairs) {
 
 bool q10_fused_supports(const MoeLayerWeights& layer) {
   return layer.gate.type == layer.up.type && gate_up_carried(layer.gate.type) &&
-         down_carried(layer.down.type) && layer.d % kQ10DMultiple == 0 &&
-         layer.f % kQ10FMultiple == 0;
+         down_carried(layer.down.type) && layer.d % 64 == 0 && layer.f % 64 == 0;
 }
 
 void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
@@ -149,9 +149,10 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const bool wmma = kernels == Q10Kernels::kWmma;
   const bool hopper = kernels == Q10Kernels::kHopper;
   require(!hopper || use_q10_hopper(layer), Status::kUnsupported,
-          "the q10 fused-hopper kernels do not run here (they need d % " +
-              std::to_string(kQ10HopperDMultiple) + " == 0, d = " + std::to_string(layer.d) +
-              ", an sm_90 device and the build's sm_90a image)");
+          "the q10 fused-hopper kernels do not carry the layer here (q10_hopper_supports, an sm_90 "
+          "device and the build's sm_90a image)");
+  require(!wmma || q10_wmma_supports(layer), Status::kUnsupported,
+          "the q10 fused-wmma kernels do not carry the layer (q10_wmma_supports)");
   const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------

@@ -61,19 +61,17 @@ class Q10Workspace {
   Q10WorkspaceView view_;
 };
 
-// Geometry limits of the kernels (the arm registry prints them): d % kQ10DMultiple and
-// f % kQ10FMultiple for every kernel family, d % kQ10HopperDMultiple for the sm_90a one.
-inline constexpr int kQ10DMultiple = 64, kQ10FMultiple = 64, kQ10HopperDMultiple = 256;
-
 // Whether the q10 fused kernels carry the layer (formats and geometry).
 bool q10_fused_supports(const MoeLayerWeights& layer);
 // Whether the sm_90a kernels (bulk copies + wgmma f16) carry it too, and whether this device and
 // build can run them (an sm_90 device with the build's 90a image). Every family gives the same bits.
 bool q10_hopper_supports(const MoeLayerWeights& layer);
 bool use_q10_hopper(const MoeLayerWeights& layer);
+// Whether the 16x16x16 tile kernels carry it (the fused kernels' formats and geometry).
+bool q10_wmma_supports(const MoeLayerWeights& layer);
 
 // y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
-// false (or, for kHopper, use_q10_hopper), kInvalidArgument naming the argument, kCuda.
+// false (or the family named does not carry it), kInvalidArgument naming the argument, kCuda.
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& workspace,
                    cudaStream_t stream, float* y, Q10Kernels kernels);
 

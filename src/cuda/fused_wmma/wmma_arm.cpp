@@ -18,16 +18,14 @@ bool wmma_supports(const MoeLayerWeights& layer) {
   return gate_up && down && layer.d % 32 == 0 && layer.f % 32 == 0;
 }
 
+int wmma_tile_pairs() { return chain_tile_pairs(); }
+
 void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
-                  const DeviceGroupingTables& grouping, int64_t n_pairs,
-                  DeviceBuffer<int32_t>& tile_offsets, const ProductOutputs& out,
+                  const DeviceGroupingTables& grouping, int64_t n_pairs, const ProductOutputs& out,
                   cudaStream_t stream) {
   require(wmma_supports(layer), Status::kInternal,
           "fused-wmma: layer not covered (the registry was not asked)");
   if (n_pairs == 0) return;
-  tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
-  launch_tile_offsets(grouping.expert_offsets, layer.n_expert, chain_tile_pairs(),
-                      tile_offsets.get(), stream);
 
   ChainArgs gu;
   gu.weights[0] = layer.gate.data;
@@ -41,7 +39,7 @@ void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const flo
   gu.act_scales = x_scales;
   gu.act_row = grouping.pair_token;
   gu.expert_offsets = grouping.expert_offsets;
-  gu.tile_offsets = tile_offsets.get();
+  gu.tile_offsets = grouping.tile_offsets;
   gu.n_expert = static_cast<int>(layer.n_expert);
   gu.h_codes = out.h_codes;
   gu.h_scales = out.h_scales;
@@ -65,7 +63,7 @@ void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const flo
   dn.act_scales = out.h_scales;
   dn.act_row = nullptr;  // h rows are already in sorted-pair order
   dn.expert_offsets = grouping.expert_offsets;
-  dn.tile_offsets = tile_offsets.get();
+  dn.tile_offsets = grouping.tile_offsets;
   dn.n_expert = static_cast<int>(layer.n_expert);
   dn.rows_out = out.down;
   const bool down_found = visit_format<WmmaDownFormats>(layer.down.type, [&](auto tag) {
@@ -117,8 +115,8 @@ void run_layer_wmma(const MoeLayerWeights& layer, const float* x, const int32_t*
     out.up = ws.up.get();
     out.h = ws.h.get();
   }
-  run_products(layer, ws.x_codes.get(), ws.x_scales.get(), ws.tables, static_cast<int64_t>(P),
-               ws.tile_offsets, out, stream);
+  run_products(layer, ws.x_codes.get(), ws.x_scales.get(), ws.tables, static_cast<int64_t>(P), out,
+               stream);
   launch_combine(ws.down.get(), ws.tables.slot_to_pair, weights, n_tokens, k, layer.d, y, stream);
 }
 
