@@ -19,10 +19,13 @@ std::string read_env(const char* name, std::initializer_list<std::string_view> a
     if (value == a) return value;
   std::string known;
   for (std::string_view a : allowed) known += (known.empty() ? "" : " or ") + std::string(a);
-  fail(Status::kInvalidArgument, fmt::format("{}: '{}' is not a value it takes ({}, or unset)", name, value, known));
+  fail(Status::kInvalidArgument,
+       fmt::format("{}: '{}' is not a value it takes ({}, or unset)", name, value, known));
 }
 
-bool is_fused(const std::optional<Arm>& arm) { return arm.has_value() && *arm != Arm::kProduction; }
+bool is_fused(const std::optional<Arm>& arm) {
+  return arm.has_value() && *arm != Arm::kProduction;
+}
 
 }  // namespace
 

@@ -21,7 +21,8 @@ std::string type_names(const std::vector<GgmlType>& list) {
 }
 
 std::string arm_label(const ArmSpec& s) {
-  return fmt::format("{} ({} {})", arm_name(s.arm), backend_name(s.backend), numerics_name(s.numerics));
+  return fmt::format("{} ({} {})", arm_name(s.arm), backend_name(s.backend),
+                     numerics_name(s.numerics));
 }
 
 std::vector<ArmSpec> make_cpu_specs() {
@@ -57,25 +58,30 @@ std::vector<Arm> family(Arm arm) {
 
 }  // namespace
 
-std::optional<std::string> why_not(const ArmSpec& spec, const MoeLayerWeights& layer, const DeviceCaps& device) {
+std::optional<std::string> why_not(const ArmSpec& spec, const MoeLayerWeights& layer,
+                                   const DeviceCaps& device) {
   const std::string label = arm_label(spec);
-  const auto not_carried = [&](const ExpertTensor& t, const char* role, const std::vector<GgmlType>& list) {
-    return fmt::format("{} does not carry {} {} (tensor '{}'; it carries {})", label, role, ggml_type_name(t.type),
-                       t.name, type_names(list));
+  const auto not_carried = [&](const ExpertTensor& t, const char* role,
+                               const std::vector<GgmlType>& list) {
+    return fmt::format("{} does not carry {} {} (tensor '{}'; it carries {})", label, role,
+                       ggml_type_name(t.type), t.name, type_names(list));
   };
-  if (!contains(spec.gate_up, layer.gate.type)) return not_carried(layer.gate, "gate", spec.gate_up);
+  if (!contains(spec.gate_up, layer.gate.type))
+    return not_carried(layer.gate, "gate", spec.gate_up);
   if (!contains(spec.gate_up, layer.up.type)) return not_carried(layer.up, "up", spec.gate_up);
   if (spec.gate_up_same && layer.gate.type != layer.up.type)
-    return fmt::format("{} needs gate and up in one format (gate {}, up {})", label, ggml_type_name(layer.gate.type),
-                       ggml_type_name(layer.up.type));
+    return fmt::format("{} needs gate and up in one format (gate {}, up {})", label,
+                       ggml_type_name(layer.gate.type), ggml_type_name(layer.up.type));
   if (!contains(spec.down, layer.down.type)) return not_carried(layer.down, "down", spec.down);
   if (layer.d % spec.d_multiple != 0 || layer.f % spec.f_multiple != 0)
-    return fmt::format("{} needs d % {} == 0 and f % {} == 0 (d = {}, f = {})", label, spec.d_multiple,
-                       spec.f_multiple, layer.d, layer.f);
+    return fmt::format("{} needs d % {} == 0 and f % {} == 0 (d = {}, f = {})", label,
+                       spec.d_multiple, spec.f_multiple, layer.d, layer.f);
   if (spec.predicate != nullptr && !spec.predicate(layer))
-    return fmt::format("{} does not carry the layer (its own check refuses gate {} / up {} / down {}, d = {}, f = {})",
-                       label, ggml_type_name(layer.gate.type), ggml_type_name(layer.up.type),
-                       ggml_type_name(layer.down.type), layer.d, layer.f);
+    return fmt::format(
+        "{} does not carry the layer (its own check refuses gate {} / up {} / down {}, d = {}, f = "
+        "{})",
+        label, ggml_type_name(layer.gate.type), ggml_type_name(layer.up.type),
+        ggml_type_name(layer.down.type), layer.d, layer.f);
   if (spec.needs_sm90a && !device.sm90a)
     return fmt::format("{} needs an sm_90 device and the build's sm_90a image", label);
   return std::nullopt;
@@ -86,10 +92,12 @@ const std::vector<ArmSpec>& arm_specs(Backend backend) {
   return backend == Backend::kCuda ? cuda_arm_specs() : cpu;
 }
 
-ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& layer, const DeviceCaps& device,
-                     std::optional<Arm> arm, std::optional<Numerics> numerics) {
-  const std::vector<Numerics> profiles =
-      numerics ? std::vector<Numerics>{*numerics} : std::vector<Numerics>{Numerics::kQ10, Numerics::kQ8};
+ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& layer,
+                     const DeviceCaps& device, std::optional<Arm> arm,
+                     std::optional<Numerics> numerics) {
+  const std::vector<Numerics> profiles = numerics
+                                             ? std::vector<Numerics>{*numerics}
+                                             : std::vector<Numerics>{Numerics::kQ10, Numerics::kQ8};
   const std::vector<Arm> asked =
       arm ? family(*arm) : std::vector<Arm>{Arm::kProduction, Arm::kFusedHopper, Arm::kFusedSm80};
   const char* backend = arms.empty() ? "this" : backend_name(arms.front().backend);
@@ -105,7 +113,8 @@ ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& la
       reasons.push_back(*reason);
     }
     if (!any && arm)
-      reasons.push_back(fmt::format("the {} backend has no {} arm under {}", backend, arm_name(*arm), numerics_name(n)));
+      reasons.push_back(fmt::format("the {} backend has no {} arm under {}", backend,
+                                    arm_name(*arm), numerics_name(n)));
   }
   if (arm) {
     const std::string why = fmt::format("{}", fmt::join(reasons, "; "));
@@ -123,8 +132,8 @@ ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& la
   if (reasons.empty())
     reasons.push_back(fmt::format("the {} backend has no arm under {}", backend,
                                   numerics ? numerics_name(*numerics) : "q8 or q10"));
-  fail(Status::kUnsupported, fmt::format("layer '{}': no arm of the {} backend carries it ({})", layer.gate.name,
-                                         backend, fmt::join(reasons, "; ")));
+  fail(Status::kUnsupported, fmt::format("layer '{}': no arm of the {} backend carries it ({})",
+                                         layer.gate.name, backend, fmt::join(reasons, "; ")));
 }
 
 }  // namespace strata

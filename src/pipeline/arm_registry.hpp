@@ -18,7 +18,9 @@ namespace strata {
 
 enum class Backend { kCpu, kCuda };
 
-constexpr const char* backend_name(Backend b) { return b == Backend::kCuda ? "cuda" : "cpu"; }
+constexpr const char* backend_name(Backend b) {
+  return b == Backend::kCuda ? "cuda" : "cpu";
+}
 
 // What the device offers the arms; the CUDA backend fills it (cuda_device_caps()), tests by hand.
 struct DeviceCaps {
@@ -50,7 +52,8 @@ std::vector<GgmlType> format_types(FormatList<F...>) {
 // nullopt when `spec` carries the layer on `device`; else why not, naming the arm, the tensor and
 // its type or the limit. The formats and geometry are checked before the device, so a layer an
 // arm cannot carry gets its reason on a machine without one.
-std::optional<std::string> why_not(const ArmSpec& spec, const MoeLayerWeights& layer, const DeviceCaps& device);
+std::optional<std::string> why_not(const ArmSpec& spec, const MoeLayerWeights& layer,
+                                   const DeviceCaps& device);
 
 // The arms of a backend in this build: CPU production and fused in both profiles; the CUDA arms
 // (empty in a build without CUDA; src/cuda/backend/arm_specs.cpp).
@@ -72,7 +75,8 @@ struct ArmChoice {
 //  - a named arm that carries nothing here falls back to fused-hopper, fused-sm80, fused,
 //    production (first that carries the layer), and the report says why.
 // Throws Error(kUnsupported) naming the layer and each arm's reason when no arm carries it.
-ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& layer, const DeviceCaps& device,
-                     std::optional<Arm> arm, std::optional<Numerics> numerics);
+ArmChoice choose_arm(const std::vector<ArmSpec>& arms, const MoeLayerWeights& layer,
+                     const DeviceCaps& device, std::optional<Arm> arm,
+                     std::optional<Numerics> numerics);
 
 }  // namespace strata

@@ -12,7 +12,8 @@
 namespace strata {
 
 // The arms. Every arm of a profile computes that profile's bits (docs/numerics.md): they differ in
-// speed, and in the formats and geometries they carry (the arm registry, pipeline/arm_registry.hpp).
+// speed, and in the formats and geometries they carry (the arm registry,
+// pipeline/arm_registry.hpp).
 enum class Arm {
   kProduction,   // stage by stage (CPU, CUDA)
   kFused,        // the backend's fused kernels: the CPU fused arm; on CUDA fused-hopper where it
@@ -22,16 +23,21 @@ enum class Arm {
   kFusedWmma,    // CUDA: the 16x16x16 tile primitive
 };
 
-inline constexpr Arm kAllArms[] = {Arm::kProduction, Arm::kFused, Arm::kFusedSm80, Arm::kFusedHopper,
-                                   Arm::kFusedWmma};
+inline constexpr Arm kAllArms[] = {Arm::kProduction, Arm::kFused, Arm::kFusedSm80,
+                                   Arm::kFusedHopper, Arm::kFusedWmma};
 
 constexpr const char* arm_name(Arm arm) {
   switch (arm) {
-    case Arm::kProduction: return "production";
-    case Arm::kFused: return "fused";
-    case Arm::kFusedSm80: return "fused-sm80";
-    case Arm::kFusedHopper: return "fused-hopper";
-    case Arm::kFusedWmma: return "fused-wmma";
+    case Arm::kProduction:
+      return "production";
+    case Arm::kFused:
+      return "fused";
+    case Arm::kFusedSm80:
+      return "fused-sm80";
+    case Arm::kFusedHopper:
+      return "fused-hopper";
+    case Arm::kFusedWmma:
+      return "fused-wmma";
   }
   return "?";
 }

@@ -18,7 +18,8 @@ namespace {
 const uint8_t kNoData[1] = {0};
 
 // A layer view for the registry's checks: shapes and types only (nothing reads the data).
-MoeLayerWeights layer_of(GgmlType gate_up, GgmlType down, int64_t d, int64_t f, int64_t n_expert = 4) {
+MoeLayerWeights layer_of(GgmlType gate_up, GgmlType down, int64_t d, int64_t f,
+                         int64_t n_expert = 4) {
   MoeLayerWeights w;
   w.d = d;
   w.f = f;
@@ -29,7 +30,9 @@ MoeLayerWeights layer_of(GgmlType gate_up, GgmlType down, int64_t d, int64_t f, 
   return w;
 }
 
-bool has_cuda() { return !cuda_arm_specs().empty(); }
+bool has_cuda() {
+  return !cuda_arm_specs().empty();
+}
 
 DeviceCaps caps(bool sm90a) {
   DeviceCaps c;
@@ -51,7 +54,9 @@ std::string unsupported_message(Fn&& fn) {
 
 class EnvScope {
  public:
-  EnvScope(const char* name, const char* value) : name_(name) { EXPECT_EQ(setenv(name, value, 1), 0); }
+  EnvScope(const char* name, const char* value) : name_(name) {
+    EXPECT_EQ(setenv(name, value, 1), 0);
+  }
   ~EnvScope() { unsetenv(name_); }
 
  private:
@@ -121,7 +126,8 @@ TEST(ArmRegistry, ALayerACudaArmCannotCarryGetsTheReasonWithoutADevice) {
   const std::string message = unsupported_message(
       [&] { choose_arm(cuda_arm_specs(), q8_0, caps(false), Arm::kFused, Numerics::kQ8); });
   EXPECT_NE(message.find("no arm of the cuda backend carries it"), std::string::npos) << message;
-  EXPECT_NE(message.find("production (cuda q8) does not carry gate q8_0"), std::string::npos) << message;
+  EXPECT_NE(message.find("production (cuda q8) does not carry gate q8_0"), std::string::npos)
+      << message;
 }
 
 TEST(ArmRegistry, CudaChoiceWithAndWithoutDefaults) {
@@ -163,7 +169,8 @@ TEST(ArmRegistry, CudaChoiceWithAndWithoutDefaults) {
   // production named under q10: falls back to q10's fused kernels and says why.
   c = choose_arm(arms, w, caps(false), Arm::kProduction, Numerics::kQ10);
   EXPECT_EQ(c.report.arm, Arm::kFusedSm80);
-  EXPECT_NE(c.report.fallback.find("no production arm under q10"), std::string::npos) << c.report.fallback;
+  EXPECT_NE(c.report.fallback.find("no production arm under q10"), std::string::npos)
+      << c.report.fallback;
   // fused-hopper named without the device: fused-sm80, and the reason names the device.
   c = choose_arm(arms, w, caps(false), Arm::kFusedHopper, Numerics::kQ8);
   EXPECT_EQ(c.report.arm, Arm::kFusedSm80);
@@ -172,7 +179,8 @@ TEST(ArmRegistry, CudaChoiceWithAndWithoutDefaults) {
   const MoeLayerWeights narrow = layer_of(GgmlType::Q2_0, GgmlType::Q2_0, 320, 192);
   c = choose_arm(arms, narrow, caps(true), Arm::kFusedWmma, Numerics::kQ8);
   EXPECT_EQ(c.report.arm, Arm::kProduction);
-  EXPECT_NE(c.report.fallback.find("fused-wmma (cuda q8) does not carry gate q2_0"), std::string::npos)
+  EXPECT_NE(c.report.fallback.find("fused-wmma (cuda q8) does not carry gate q2_0"),
+            std::string::npos)
       << c.report.fallback;
 }
 
@@ -181,7 +189,8 @@ TEST(ArmRegistry, CpuChoiceAndReport) {
   const MoeLayerWeights w = layer_of(GgmlType::Q4_K, GgmlType::Q6_K, 256, 256);
   ArmChoice c = choose_arm(arms, w, DeviceCaps{}, std::nullopt, std::nullopt);
   EXPECT_EQ(c.report.arm, Arm::kProduction);
-  EXPECT_EQ(c.report.numerics, Numerics::kQ10) << "q10 is the default where an arm carries the layer";
+  EXPECT_EQ(c.report.numerics, Numerics::kQ10)
+      << "q10 is the default where an arm carries the layer";
   c = choose_arm(arms, w, DeviceCaps{}, Arm::kFused, Numerics::kQ8);
   EXPECT_EQ(c.report.arm, Arm::kFused);
   EXPECT_EQ(c.report.numerics, Numerics::kQ8);
@@ -191,7 +200,8 @@ TEST(ArmRegistry, CpuChoiceAndReport) {
   EXPECT_NE(c.report.fallback.find("the cpu backend has no fused-hopper arm"), std::string::npos)
       << c.report.fallback;
   // Through the backend object: choose() is what run() reports.
-  const std::unique_ptr<LayerBackend> backend = make_cpu_backend(layer_of(GgmlType::Q4_K, GgmlType::Q6_K, 256, 256));
+  const std::unique_ptr<LayerBackend> backend =
+      make_cpu_backend(layer_of(GgmlType::Q4_K, GgmlType::Q6_K, 256, 256));
   RunOptions options;
   options.arm = Arm::kFused;
   EXPECT_EQ(backend->choose(options).arm, Arm::kFused);
@@ -199,8 +209,8 @@ TEST(ArmRegistry, CpuChoiceAndReport) {
 }
 
 TEST(ArmRegistry, EnvironmentIsReadAtTheEdgeAndBadValuesAreRefusedByName) {
-  for (const char* v : {"STRATA_PF_FUSED", "STRATA_PF_FUSED_WMMA", "STRATA_PF_FUSED_HOPPER", "STRATA_PF_Q10_HOPPER",
-                        "STRATA_PF_FUSED_NATIVE", "STRATA_NUMERICS"})
+  for (const char* v : {"STRATA_PF_FUSED", "STRATA_PF_FUSED_WMMA", "STRATA_PF_FUSED_HOPPER",
+                        "STRATA_PF_Q10_HOPPER", "STRATA_PF_FUSED_NATIVE", "STRATA_NUMERICS"})
     ASSERT_EQ(unsetenv(v), 0);
   EnvDefaults e = defaults_from_env();
   EXPECT_FALSE(e.arm.has_value());
@@ -234,8 +244,8 @@ TEST(ArmRegistry, EnvironmentIsReadAtTheEdgeAndBadValuesAreRefusedByName) {
     const EnvScope q10("STRATA_NUMERICS", "q10");
     EXPECT_EQ(defaults_from_env().numerics, Numerics::kQ10);
   }
-  for (const char* name : {"STRATA_PF_FUSED", "STRATA_PF_FUSED_WMMA", "STRATA_PF_FUSED_HOPPER", "STRATA_PF_Q10_HOPPER",
-                           "STRATA_PF_FUSED_NATIVE", "STRATA_NUMERICS"}) {
+  for (const char* name : {"STRATA_PF_FUSED", "STRATA_PF_FUSED_WMMA", "STRATA_PF_FUSED_HOPPER",
+                           "STRATA_PF_Q10_HOPPER", "STRATA_PF_FUSED_NATIVE", "STRATA_NUMERICS"}) {
     SCOPED_TRACE(name);
     const EnvScope bad(name, "yes");
     try {

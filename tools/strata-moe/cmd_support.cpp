@@ -116,9 +116,11 @@ std::string carriers_text(const FormatInfo& format, Numerics n, bool gate_up) {
     std::vector<std::string> names;
     for (const ArmSpec& s : arm_specs(b)) {
       if (s.numerics != n || !carries(gate_up ? s.gate_up : s.down, format.type)) continue;
-      names.push_back(fmt::format("{} ({})", arm_name(s.arm), limits_text(s, limits_of(s, format, gate_up))));
+      names.push_back(
+          fmt::format("{} ({})", arm_name(s.arm), limits_text(s, limits_of(s, format, gate_up))));
     }
-    if (!names.empty()) parts.push_back(fmt::format("{}: {}", backend_name(b), fmt::join(names, ", ")));
+    if (!names.empty())
+      parts.push_back(fmt::format("{}: {}", backend_name(b), fmt::join(names, ", ")));
   }
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -134,7 +136,8 @@ void print_text() {
              "limits");
   for (const ArmSpec* s : all_arms()) {
     const auto list = [](const std::vector<GgmlType>& l) {
-      return l.size() == block_formats().size() ? std::string("all") : fmt::format("{}", fmt::join(type_names(l), ","));
+      return l.size() == block_formats().size() ? std::string("all")
+                                                : fmt::format("{}", fmt::join(type_names(l), ","));
     };
     std::string limits = fmt::format("d % {}, f % {}", s->d_multiple, s->f_multiple);
     if (s->gate_up_same) limits += ", gate = up";
@@ -142,8 +145,9 @@ void print_text() {
     fmt::print("{:<5} {:<13} {:<8} {:<10} {:<10} {}\n", backend_name(s->backend), arm_name(s->arm),
                numerics_name(s->numerics), list(s->gate_up), list(s->down), limits);
   }
-  fmt::print("\n(every format's own block size divides the rows it is in: gate/up rows hold d values, "
-             "down rows f values)\n");
+  fmt::print(
+      "\n(every format's own block size divides the rows it is in: gate/up rows hold d values, "
+      "down rows f values)\n");
   for (const FormatInfo& format : block_formats()) {
     fmt::print("\n{} (block of {})\n", format.name, format.block_values);
     for (Numerics n : {Numerics::kQ8, Numerics::kQ10}) {
@@ -158,7 +162,8 @@ void print_text() {
 Runner add_support_command(CLI::App& app) {
   auto options = std::make_shared<SupportOptions>();
   CLI::App* sub = app.add_subcommand(
-      "support", "What this build runs: per format and profile, the backends and arms and their limits");
+      "support",
+      "What this build runs: per format and profile, the backends and arms and their limits");
   sub->add_flag("--json", options->json, "Print JSON instead of text");
   return [options]() -> int {
     if (options->json)

@@ -29,7 +29,9 @@ constexpr int64_t kBigD = 1024, kBigF = 1024;
 constexpr int kMultiples[] = {32, 64, 128, 256, 512, 1024};
 const uint8_t kNoData[1] = {0};
 
-int block_values(GgmlType t) { return find_block_format(t)->block_values; }
+int block_values(GgmlType t) {
+  return find_block_format(t)->block_values;
+}
 
 // A view of shapes and types only: the checks read no data.
 MoeLayerWeights probe_layer(GgmlType gate, GgmlType up, GgmlType down, int64_t d, int64_t f) {
@@ -53,7 +55,8 @@ int least_multiple(const std::vector<GgmlType>& carried, Predicate ok, Layer lay
     for (GgmlType t : carried) all = all && ok(layer_at(t, std::lcm<int64_t>(m, block_values(t))));
     if (!all) continue;
     int64_t widened = 0;
-    for (GgmlType t : carried) widened = std::gcd<int64_t>(widened, std::lcm<int64_t>(m, block_values(t)));
+    for (GgmlType t : carried)
+      widened = std::gcd<int64_t>(widened, std::lcm<int64_t>(m, block_values(t)));
     return static_cast<int>(widened);
   }
   return kMultiples[std::size(kMultiples) - 1];
@@ -80,12 +83,14 @@ ArmSpec derive(Arm arm, Numerics numerics, const std::vector<GgmlType>& gate_up_
     s.down.clear();
     return s;
   }
-  s.gate_up_same = s.gate_up.size() < 2 || !ok(probe_layer(s.gate_up[0], s.gate_up[1], s.down[0], kBigD, kBigF));
+  s.gate_up_same =
+      s.gate_up.size() < 2 || !ok(probe_layer(s.gate_up[0], s.gate_up[1], s.down[0], kBigD, kBigF));
   s.d_multiple = least_multiple(s.gate_up, ok, [&](GgmlType g, int64_t d) {
     return probe_layer(g, g, s.down[0], d, std::lcm<int64_t>(kBigF, block_values(s.down[0])));
   });
   s.f_multiple = least_multiple(s.down, ok, [&](GgmlType dn, int64_t f) {
-    return probe_layer(s.gate_up[0], s.gate_up[0], dn, std::lcm<int64_t>(kBigD, block_values(s.gate_up[0])), f);
+    return probe_layer(s.gate_up[0], s.gate_up[0], dn,
+                       std::lcm<int64_t>(kBigD, block_values(s.gate_up[0])), f);
   });
   return s;
 }
@@ -109,14 +114,17 @@ std::vector<ArmSpec> make_cuda_specs() {
       // Gate/up on the fused kernel, down on the production grouped GEMM.
       derive(Arm::kFusedSm80, q8, format_types(FusedGateUpFormats{}), production, false,
              &cuda::fused::fused_supports),
-      derive(Arm::kFusedHopper, q8, format_types(HopperGateUpFormats{}), format_types(HopperDownFormats{}), true,
-             &cuda::fused_hopper::hopper_supports),
-      derive(Arm::kFusedWmma, q8, format_types(WmmaGateUpFormats{}), format_types(WmmaDownFormats{}), false,
-             &cuda::fused_wmma::wmma_supports),
+      derive(Arm::kFusedHopper, q8, format_types(HopperGateUpFormats{}),
+             format_types(HopperDownFormats{}), true, &cuda::fused_hopper::hopper_supports),
+      derive(Arm::kFusedWmma, q8, format_types(WmmaGateUpFormats{}),
+             format_types(WmmaDownFormats{}), false, &cuda::fused_wmma::wmma_supports),
       // ---- q10: the lists of fused_q10/q10_formats.hpp, each kernel family's own check ----
-      derive(Arm::kFusedHopper, q10, q10_gate_up, q10_down, true, &cuda::fused_q10::q10_hopper_supports),
-      derive(Arm::kFusedSm80, q10, q10_gate_up, q10_down, false, &cuda::fused_q10::q10_fused_supports),
-      derive(Arm::kFusedWmma, q10, q10_gate_up, q10_down, false, &cuda::fused_q10::q10_wmma_supports),
+      derive(Arm::kFusedHopper, q10, q10_gate_up, q10_down, true,
+             &cuda::fused_q10::q10_hopper_supports),
+      derive(Arm::kFusedSm80, q10, q10_gate_up, q10_down, false,
+             &cuda::fused_q10::q10_fused_supports),
+      derive(Arm::kFusedWmma, q10, q10_gate_up, q10_down, false,
+             &cuda::fused_q10::q10_wmma_supports),
   };
   // An arm that carries nothing in this build is not an arm of it.
   std::erase_if(specs, [](const ArmSpec& s) { return s.gate_up.empty(); });
