@@ -254,9 +254,10 @@ typedef struct strata_moe_run_args {
 void strata_moe_run_args_init(strata_moe_run_args* args);
 
 /* The workspace a run of `args` needs (its dtypes, n_tokens and k; the arrays and the workspace
- * fields are not read; its options are: the arm they choose is the one sized for), in *bytes. The
- * same for every run with the same dtypes, n_tokens, k and options; a workspace sized for n_tokens
- * serves every smaller n_tokens too. */
+ * fields are not read), in *bytes: with args->options, for the arm and profile those options choose
+ * (run with the same options); with NULL options, enough for a run on any arm in either profile.
+ * The same for every run with the same dtypes, n_tokens, k (and options); a workspace sized for
+ * n_tokens serves every smaller n_tokens too. */
 strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, const strata_moe_run_args* args,
                                              size_t* bytes);
 

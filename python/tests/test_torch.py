@@ -96,7 +96,8 @@ class TorchCuda(unittest.TestCase):
                     ref32 = self.cpu(xt.float().numpy(), ids, wt.float().numpy(), numerics="q8")
                     ref = torch.from_numpy(ref32).to(dtype)
                     for arm in ("production", "fused"):
-                        y = self.gpu(xt.cuda(), torch.from_numpy(ids).to(ids_dtype).cuda(), wt.cuda(), arm=arm)
+                        y = self.gpu(xt.cuda(), torch.from_numpy(ids).to(ids_dtype).cuda(), wt.cuda(), arm=arm,
+                                     numerics="q8")
                         torch.cuda.synchronize()
                         self.assertEqual((y.dtype, y.device.type), (dtype, "cuda"))
                         self.assertTrue((bits(y) == bits(ref)).all(), f"{arm} seed {SEED + 21}")

@@ -556,8 +556,25 @@ strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, cons
     require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
     const strata::TypedRun run = typed_run_from(args, false);
     require_typed_sizes(run, *layer);
-    const strata_moe_run_options opt = read_options(args->options);
-    *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run, resolve_options(opt));
+    if (args->options != nullptr) {
+      const strata_moe_run_options opt = read_options(args->options);
+      *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run, resolve_options(opt));
+      return;
+    }
+    // No options: enough for a run on any arm in either profile (the arms' scratch differs).
+    size_t most = 0;
+    for (strata::Arm arm : strata::kAllArms)
+      for (strata::Numerics numerics : {strata::Numerics::kQ8, strata::Numerics::kQ10}) {
+        strata::RunOptions any;
+        any.arm = arm;
+        any.numerics = numerics;
+        try {
+          most = std::max(most, strata::typed_workspace_bytes(*layer->backend, layer->weights, run, any));
+        } catch (const strata::Error& e) {
+          if (e.status() != Status::kUnsupported) throw;  // a profile no arm carries: nothing to size
+        }
+      }
+    *bytes = most;
   });
 }
 

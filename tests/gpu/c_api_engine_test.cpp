@@ -96,6 +96,9 @@ TEST(CApiEngineCuda, SixteenBitRunsWithAWorkspaceEqualTheCpuF32Run) {
       args.k = k;
       args.options = &options;
       const size_t bytes = gpu.workspace_bytes(args);
+      strata_moe_run_args any_arm = args;
+      any_arm.options = nullptr;  // sized for a run on any arm
+      EXPECT_GE(gpu.workspace_bytes(any_arm), bytes) << strata_moe_arm_name(arm);
       cuda::DeviceBuffer<uint8_t> workspace(bytes);
       STRATA_CUDA_CHECK(cudaMemset(workspace.get(), 0xa5, bytes));
       args.workspace = workspace.get();
