@@ -31,16 +31,26 @@ typedef enum strata_moe_backend {
   STRATA_MOE_BACKEND_CUDA = 1  /* device pointers (weights too); asynchronous on the stream */
 } strata_moe_backend;
 
+/* The arms: every arm of a profile gives that profile's bits; they differ in speed and in the
+ * formats and geometries they carry (`strata-moe support` prints the matrix). A requested arm that
+ * does not carry a layer falls back to one that does; the run report says which ran and why. */
 typedef enum strata_moe_arm {
-  STRATA_MOE_ARM_DEFAULT = 0,    /* from the environment: STRATA_PF_FUSED=1 selects fused */
-  STRATA_MOE_ARM_PRODUCTION = 1,
-  STRATA_MOE_ARM_FUSED = 2
+  STRATA_MOE_ARM_DEFAULT = 0,      /* the environment (STRATA_PF_FUSED=1: fused, ...; docs/api.md),
+                                      else the backend's default arm of the profile */
+  STRATA_MOE_ARM_PRODUCTION = 1,   /* stage by stage (CPU, CUDA) */
+  STRATA_MOE_ARM_FUSED = 2,        /* the backend's fused kernels: CPU fused; CUDA fused-hopper
+                                      where it runs, else fused-sm80 */
+  STRATA_MOE_ARM_FUSED_SM80 = 3,   /* CUDA: mma.sync kernels (sm_80 and later) */
+  STRATA_MOE_ARM_FUSED_HOPPER = 4, /* CUDA: bulk copies + wgmma (sm_90 with the build's sm_90a image) */
+  STRATA_MOE_ARM_FUSED_WMMA = 5    /* CUDA: the 16x16x16 tile primitive */
 } strata_moe_arm;
 
 /* The numerics profile: one arithmetic contract each (docs/numerics.md). Every backend and arm of a
  * profile gives the same bits; the two profiles give different (q10: about 3x more accurate) bits. */
 typedef enum strata_moe_numerics {
-  STRATA_MOE_NUMERICS_DEFAULT = 0, /* from the environment: STRATA_NUMERICS=q8|q10, else q8 */
+  STRATA_MOE_NUMERICS_DEFAULT = 0, /* the environment (STRATA_NUMERICS=q8|q10), else q10 where the
+                                      backend has a q10 arm for the layer (the named arm's, when
+                                      one is named), else q8 */
   STRATA_MOE_NUMERICS_Q8 = 1,      /* int8 codes per 32 values, fp32 fold per 32-wide slice */
   STRATA_MOE_NUMERICS_Q10 = 2      /* int10 codes per 64 values, wide integer weights, fold per span */
 } strata_moe_numerics;
@@ -66,16 +76,31 @@ typedef struct strata_moe_layer_desc {
   strata_moe_tensor_desc gate, up, down;
 } strata_moe_layer_desc;
 
+/* What a run did. Extensible like strata_moe_run_options: set struct_size to
+ * sizeof(strata_moe_run_report); the library writes only the fields struct_size covers. */
+typedef struct strata_moe_run_report {
+  size_t struct_size;            /* sizeof(strata_moe_run_report) */
+  strata_moe_arm arm;            /* the arm that ran (on CUDA a kernel family: FUSED_HOPPER, ...) */
+  strata_moe_numerics numerics;  /* the profile that ran: Q8 or Q10 */
+  char fallback[512];            /* "" when the requested arm ran, else why it did not (cut to fit) */
+} strata_moe_run_report;
+
 /* Extensible: set struct_size to sizeof(strata_moe_run_options) (strata_moe_run_options_init does, and
  * sets every field to its default). The library reads only the fields struct_size covers, so a
  * caller built against an older header keeps working when fields are appended. */
 typedef struct strata_moe_run_options {
   size_t struct_size;            /* sizeof(strata_moe_run_options) */
-  strata_moe_arm arm;            /* STRATA_MOE_ARM_DEFAULT: the environment decides */
+  strata_moe_arm arm;            /* STRATA_MOE_ARM_DEFAULT: see strata_moe_arm */
   int threads;                   /* CPU threads; <= 0: the OpenMP default */
   void* cuda_stream;             /* cudaStream_t for the CUDA backend; NULL = the default stream */
-  strata_moe_numerics numerics;  /* STRATA_MOE_NUMERICS_DEFAULT: the environment decides */
+  strata_moe_numerics numerics;  /* STRATA_MOE_NUMERICS_DEFAULT: see strata_moe_numerics */
+  strata_moe_run_report* report; /* NULL, or filled by a successful run (a block run: its routed
+                                    experts' layer) */
 } strata_moe_run_options;
+
+/* "default", "production", "fused", "fused-sm80", "fused-hopper", "fused-wmma"; NULL for a value
+ * that is not an arm. */
+const char* strata_moe_arm_name(strata_moe_arm arm);
 
 /* Every field to its default, struct_size to sizeof(strata_moe_run_options). */
 void strata_moe_run_options_init(strata_moe_run_options* options);
@@ -94,9 +119,9 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const stra
 /* y[t] = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]).  x: [T, d] f32, ids: [T, k] int32 (distinct
  * per token, in [0, E)), weights: [T, k] f32 (finite, >= 0), y: [T, d] f32, all 4-byte aligned.
  * 1 <= T <= 2^28, 1 <= k <= min(E, 64), T*k < 2^31, T*d <= 2^34; options->threads <= 1024.
- * options may be NULL (all defaults). A profile the backend has no arm for (on CUDA, q10 carries
- * IQ3_S gate/up and Q2_0 down in this version) is refused with STRATA_MOE_UNSUPPORTED, never run in
- * another profile. */
+ * options may be NULL (all defaults). A profile the backend has no arm for (see `strata-moe support`)
+ * is refused with STRATA_MOE_UNSUPPORTED, never run in another profile; a default profile is chosen
+ * per layer (strata_moe_numerics) and options->report says which ran. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);
@@ -229,8 +254,10 @@ typedef struct strata_moe_run_args {
 void strata_moe_run_args_init(strata_moe_run_args* args);
 
 /* The workspace a run of `args` needs (its dtypes, n_tokens and k; the arrays and the workspace
- * fields are not read), in *bytes. The same for every run with the same dtypes, n_tokens and k;
- * a workspace sized for n_tokens serves every smaller n_tokens too. */
+ * fields are not read), in *bytes: with args->options, for the arm and profile those options choose
+ * (run with the same options); with NULL options, enough for a run on any arm in either profile.
+ * The same for every run with the same dtypes, n_tokens, k (and options); a workspace sized for
+ * n_tokens serves every smaller n_tokens too. */
 strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, const strata_moe_run_args* args,
                                              size_t* bytes);
 

@@ -76,6 +76,19 @@ inline strata_moe_run_options run_options() {
   return options;
 }
 
+// A run report with struct_size set: point run_options().report at it to learn what ran.
+inline strata_moe_run_report run_report() {
+  strata_moe_run_report report{};
+  report.struct_size = sizeof(report);
+  return report;
+}
+
+// "production", "fused", "fused-sm80", "fused-hopper", "fused-wmma" ("default" for DEFAULT).
+inline const char* arm_name(strata_moe_arm arm) {
+  const char* name = strata_moe_arm_name(arm);
+  return name != nullptr ? name : "?";
+}
+
 // Run args with every field at its default (struct_size set, f32 arrays, i32 ids, no workspace).
 inline strata_moe_run_args run_args() {
   strata_moe_run_args args;

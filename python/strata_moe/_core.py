@@ -369,7 +369,9 @@ class Layer:
         numpy: x [T, d] float32/float16, ids [T, k] int32/int64, weights [T, k] float32/float16;
         y (or `out`) [T, d] in x's dtype unless out_dtype says otherwise. torch tensors (CPU or
         CUDA, on the current stream) go through the torch op; bfloat16 is accepted there.
-        arm: None (the environment), 'production', 'fused'; numerics: None, 'q8', 'q10'."""
+        arm: None (the environment), 'production', 'fused', 'fused-sm80', 'fused-hopper',
+        'fused-wmma'; numerics: None (the environment, else q10 where the backend has a q10 arm
+        for the layer, else q8), 'q8', 'q10'."""
         arm_code = _option(_lib.ARMS, arm, "arm")
         numerics_code = _option(_lib.NUMERICS, numerics, "numerics")
         if _is_torch(x):

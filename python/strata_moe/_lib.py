@@ -44,6 +44,7 @@ class RunOptions(ctypes.Structure):
         ("threads", ctypes.c_int),
         ("cuda_stream", c_void_p),
         ("numerics", ctypes.c_int),
+        ("report", c_void_p),  # strata_moe_run_report*; the package passes NULL
     ]
 
 
@@ -89,7 +90,7 @@ STATUS_NAMES = {
 }
 
 BACKEND_CPU, BACKEND_CUDA = 0, 1
-ARMS = {None: 0, "production": 1, "fused": 2}
+ARMS = {None: 0, "production": 1, "fused": 2, "fused-sm80": 3, "fused-hopper": 4, "fused-wmma": 5}
 NUMERICS = {None: 0, "q8": 1, "q10": 2}
 GATINGS = {"softmax_topk_renorm": 0, "softmax_topk": 1, "topk_softmax": 2}
 DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32, DTYPE_I64 = 0, 1, 2, 3, 4

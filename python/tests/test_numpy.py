@@ -46,7 +46,7 @@ class BundledLayers(unittest.TestCase):
         layer = self.layers[1]
         x = rng.standard_normal((37, 512)).astype(np.float32) * rng.uniform(0.2, 3.0, size=512).astype(np.float32)
         ids, weights = distinct_routing(rng, 37, 16, 5)
-        expected = cli_run(1, x, ids, weights)
+        expected = cli_run(1, x, ids, weights, "--numerics", "q8")
         self.assertGreater(np.abs(expected).min(initial=np.inf) + np.abs(expected).max(), 0)
         self.assertTrue(same_bits(layer(x, ids, weights, numerics="q8"), expected), f"seed {SEED}")
 
@@ -56,8 +56,8 @@ class BundledLayers(unittest.TestCase):
         x = (rng.standard_normal((23, 512)) * 2).astype(np.float16)
         ids, weights = distinct_routing(rng, 23, 16, 4)
         weights16 = weights.astype(np.float16)
-        expected = cli_run(0, x.astype(np.float32), ids, weights16.astype(np.float32))
-        y32 = layer(x, ids.astype(np.int64), weights16, out_dtype=np.float32)
+        expected = cli_run(0, x.astype(np.float32), ids, weights16.astype(np.float32), "--numerics", "q8")
+        y32 = layer(x, ids.astype(np.int64), weights16, out_dtype=np.float32, numerics="q8")
         self.assertTrue(same_bits(y32, expected), f"seed {SEED + 1}")
         # A float16 y is the f32 y rounded to nearest even (numpy's own conversion is that rule).
         y16 = layer(x, ids, weights16, numerics="q8")

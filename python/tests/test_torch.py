@@ -96,7 +96,8 @@ class TorchCuda(unittest.TestCase):
                     ref32 = self.cpu(xt.float().numpy(), ids, wt.float().numpy(), numerics="q8")
                     ref = torch.from_numpy(ref32).to(dtype)
                     for arm in ("production", "fused"):
-                        y = self.gpu(xt.cuda(), torch.from_numpy(ids).to(ids_dtype).cuda(), wt.cuda(), arm=arm)
+                        y = self.gpu(xt.cuda(), torch.from_numpy(ids).to(ids_dtype).cuda(), wt.cuda(), arm=arm,
+                                     numerics="q8")
                         torch.cuda.synchronize()
                         self.assertEqual((y.dtype, y.device.type), (dtype, "cuda"))
                         self.assertTrue((bits(y) == bits(ref)).all(), f"{arm} seed {SEED + 21}")
@@ -124,11 +125,11 @@ class TorchCuda(unittest.TestCase):
                 side = torch.cuda.Stream()
                 side.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(side):  # warm-up outside the capture
-                    self.gpu(sx, sids, sw)
+                    self.gpu(sx, sids, sw, numerics="q8")
                 torch.cuda.current_stream().wait_stream(side)
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
-                    sy = self.gpu(sx, sids, sw)
+                    sy = self.gpu(sx, sids, sw, numerics="q8")  # q8: the workspace carries its pipeline
                 for x, ids, w in ((x1, ids1, w1), (x0, ids0, w0)):
                     sx.copy_(torch.from_numpy(x).to(dtype))
                     sids.copy_(torch.from_numpy(ids).long())
@@ -136,7 +137,7 @@ class TorchCuda(unittest.TestCase):
                     sy.fill_(float("nan"))
                     graph.replay()
                     direct = self.gpu(torch.from_numpy(x).to(dtype).cuda(), torch.from_numpy(ids).cuda(),
-                                      torch.from_numpy(w).cuda())
+                                      torch.from_numpy(w).cuda(), numerics="q8")
                     torch.cuda.synchronize()
                     self.assertTrue((bits(sy) == bits(direct)).all(), f"replay, seed {SEED + 23}")
 

@@ -10,33 +10,28 @@
 #include <vector>
 
 #include "common/dtype.hpp"
-#include "cpu/moe_cpu.hpp"
+#include "pipeline/arm_registry.hpp"
 #include "pipeline/layer.hpp"
 #include "pipeline/numerics.hpp"
-#include "reference/oracle.hpp"
+#include "pipeline/run.hpp"
 
 namespace strata {
-
-struct RunOptions {
-  int threads = 0;              // CPU threads; <= 0: the OpenMP default
-  void* cuda_stream = nullptr;  // cudaStream_t (CUDA backend)
-  Numerics numerics = Numerics::kQ8;
-  // The backend's scratch for this run (scratch_bytes of it, in the backend's memory), or null:
-  // the backend's own buffers.
-  void* scratch = nullptr;
-  size_t scratch_bytes = 0;
-};
 
 class LayerBackend {
  public:
   virtual ~LayerBackend() = default;
   virtual const char* name() const = 0;  // "cpu", "cuda"
+  // The arm and profile a run with these options takes (the arm registry's choice; no run).
+  // Throws Error(kUnsupported) naming the layer and each arm's reason when none carries it.
+  virtual RunReport choose(const RunOptions& options) const = 0;
   // in/y: host pointers for the CPU backend, device pointers for CUDA (asynchronous on the
-  // stream). Throws strata::Error naming the argument.
-  virtual void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) = 0;
+  // stream). Chooses the arm once (choose()), runs it and says what ran. Throws strata::Error
+  // naming the argument.
+  virtual RunReport run(const LayerInputs& in, const RunOptions& options, float* y) = 0;
 
-  // Bytes of RunOptions::scratch a run of n_tokens x k needs (0: the backend needs none).
-  virtual size_t scratch_bytes(int64_t n_tokens, int k) const;
+  // Bytes of RunOptions::scratch a run of n_tokens x k with these options needs (0: the backend
+  // needs none).
+  virtual size_t scratch_bytes(int64_t n_tokens, int k, const RunOptions& options) const;
   // count elements from src (type `from`) to dst (type `to`) in the backend's memory: host loops
   // here, a kernel on options.cuda_stream for CUDA. Conversions are those of common/dtype.hpp;
   // i64 -> i32 turns a value outside [0, 2^31) into -1 (an id every check refuses).
@@ -67,12 +62,13 @@ struct TypedRun {
   size_t workspace_bytes = 0;
 };
 
-// The workspace a typed run of n_tokens x k with these dtypes needs: f32/i32 staging for every
-// array not already f32/i32, then the backend's scratch; each part 256-byte aligned.
-size_t typed_workspace_bytes(const LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run);
+// The workspace a typed run of n_tokens x k with these dtypes and options needs: f32/i32 staging
+// for every array not already f32/i32, then the backend's scratch for the arm the options choose;
+// each part 256-byte aligned.
+size_t typed_workspace_bytes(const LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run,
+                             const RunOptions& options);
 // Widens the inputs into staging, runs the backend, narrows y. Throws Error naming the field.
-void run_typed(LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run, Arm arm,
-               RunOptions options);
+RunReport run_typed(LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run, RunOptions options);
 
 // `weights` views host memory (CPU) or device memory (CUDA); the backend keeps a copy of the
 // views, never of the data.
@@ -91,11 +87,21 @@ int cuda_device_count();
 std::unique_ptr<LayerBackend> make_host_memory_backend(std::string_view backend,
                                                        const MoeLayerWeights& host_weights);
 
-// The arm the environment asks for: STRATA_PF_FUSED=1 selects fused, anything else production.
-Arm arm_from_env();
-
-// The profile the environment asks for: STRATA_NUMERICS=q8|q10, q8 when unset. Any other value
-// throws kInvalidArgument naming the variable.
-Numerics numerics_from_env();
+// ---- the API edge: the only reader of the arm and profile variables ----------------------------
+// The arm and profile the environment names, the defaults of a call that names none (the C API's
+// STRATA_MOE_ARM_DEFAULT / STRATA_MOE_NUMERICS_DEFAULT, the CLI without --arm / --numerics):
+//   STRATA_PF_FUSED=1|0          fused | production
+//   STRATA_PF_FUSED_WMMA=1       fused-wmma (unless STRATA_PF_FUSED=0)
+//   STRATA_PF_FUSED_HOPPER=0     a fused arm runs fused-sm80 (=1: no change)
+//   STRATA_PF_Q10_HOPPER=0       the same, and a call naming no arm runs fused-sm80
+//   STRATA_PF_FUSED_NATIVE=0     every fused arm runs production (=1: no change)
+//   STRATA_NUMERICS=q8|q10       the profile
+// Unset or empty: no default (the registry's rule, pipeline/run.hpp). Any other value throws
+// kInvalidArgument naming the variable and the values it takes.
+struct EnvDefaults {
+  std::optional<Arm> arm;
+  std::optional<Numerics> numerics;
+};
+EnvDefaults defaults_from_env();
 
 }  // namespace strata

@@ -118,30 +118,72 @@ void require_call_sizes(int64_t n_tokens, int k, int64_t d, int64_t n_expert) {
                                   strata::limits::kMaxActivationValues);
 }
 
-strata::Arm resolve_arm(strata_moe_arm arm) {
-  switch (arm) {
-    case STRATA_MOE_ARM_DEFAULT:
-      return strata::arm_from_env();
-    case STRATA_MOE_ARM_PRODUCTION:
-      return strata::Arm::kProduction;
-    case STRATA_MOE_ARM_FUSED:
-      return strata::Arm::kFused;
-  }
-  strata::fail(Status::kInvalidArgument,
-               fmt::format("options.arm: unknown value {}", static_cast<int>(arm)));
+// ---- arms and profiles: the C values, and the environment as the default of a call ----------
+
+constexpr std::pair<strata_moe_arm, strata::Arm> kArmCodes[] = {
+    {STRATA_MOE_ARM_PRODUCTION, strata::Arm::kProduction},
+    {STRATA_MOE_ARM_FUSED, strata::Arm::kFused},
+    {STRATA_MOE_ARM_FUSED_SM80, strata::Arm::kFusedSm80},
+    {STRATA_MOE_ARM_FUSED_HOPPER, strata::Arm::kFusedHopper},
+    {STRATA_MOE_ARM_FUSED_WMMA, strata::Arm::kFusedWmma},
+};
+
+strata_moe_arm arm_code(strata::Arm arm) {
+  for (const auto& [code, a] : kArmCodes)
+    if (a == arm) return code;
+  return STRATA_MOE_ARM_DEFAULT;
 }
 
-strata::Numerics resolve_numerics(strata_moe_numerics numerics) {
-  switch (numerics) {
-    case STRATA_MOE_NUMERICS_DEFAULT:
-      return strata::numerics_from_env();
-    case STRATA_MOE_NUMERICS_Q8:
-      return strata::Numerics::kQ8;
-    case STRATA_MOE_NUMERICS_Q10:
-      return strata::Numerics::kQ10;
+// The run options of the library's layers: the caller's arm and profile, or the environment's
+// (read here, at the API edge, and only for a field the caller left at DEFAULT).
+strata::RunOptions resolve_options(const strata_moe_run_options& opt) {
+  strata::RunOptions out;
+  out.threads = opt.threads;
+  out.cuda_stream = opt.cuda_stream;
+  const bool arm_default = opt.arm == STRATA_MOE_ARM_DEFAULT;
+  const bool numerics_default = opt.numerics == STRATA_MOE_NUMERICS_DEFAULT;
+  if (!arm_default) {
+    for (const auto& [code, a] : kArmCodes)
+      if (code == opt.arm) out.arm = a;
+    require(out.arm.has_value(), Status::kInvalidArgument,
+            fmt::format("options.arm: unknown value {}", static_cast<int>(opt.arm)));
   }
-  strata::fail(Status::kInvalidArgument,
-               fmt::format("options.numerics: unknown value {}", static_cast<int>(numerics)));
+  switch (opt.numerics) {
+    case STRATA_MOE_NUMERICS_DEFAULT:
+      break;
+    case STRATA_MOE_NUMERICS_Q8:
+      out.numerics = strata::Numerics::kQ8;
+      break;
+    case STRATA_MOE_NUMERICS_Q10:
+      out.numerics = strata::Numerics::kQ10;
+      break;
+    default:
+      strata::fail(Status::kInvalidArgument,
+                   fmt::format("options.numerics: unknown value {}", static_cast<int>(opt.numerics)));
+  }
+  if (arm_default || numerics_default) {
+    const strata::EnvDefaults env = strata::defaults_from_env();
+    if (arm_default) out.arm = env.arm;
+    if (numerics_default) out.numerics = env.numerics;
+  }
+  return out;
+}
+
+// Fills the caller's report (as far as its struct_size reaches) after a successful run.
+void write_report(const strata_moe_run_options& opt, const strata::RunReport& ran) {
+  strata_moe_run_report* r = opt.report;
+  if (r == nullptr) return;
+  require(r->struct_size >= offsetof(strata_moe_run_report, numerics) + sizeof(strata_moe_numerics),
+          Status::kInvalidArgument,
+          fmt::format("options.report->struct_size: {} (set it to sizeof(strata_moe_run_report) = {})",
+                      r->struct_size, sizeof(strata_moe_run_report)));
+  r->arm = arm_code(ran.arm);
+  r->numerics = ran.numerics == strata::Numerics::kQ10 ? STRATA_MOE_NUMERICS_Q10 : STRATA_MOE_NUMERICS_Q8;
+  if (r->struct_size >= offsetof(strata_moe_run_report, fallback) + sizeof(r->fallback)) {
+    const size_t n = std::min(ran.fallback.size(), sizeof(r->fallback) - 1);
+    std::memcpy(r->fallback, ran.fallback.data(), n);
+    r->fallback[n] = '\0';
+  }
 }
 
 // The caller's options, field by field as far as its struct_size reaches; defaults beyond.
@@ -159,6 +201,8 @@ strata_moe_run_options read_options(const strata_moe_run_options* options) {
   out.cuda_stream = options->cuda_stream;
   if (options->struct_size >= offsetof(strata_moe_run_options, numerics) + sizeof(strata_moe_numerics))
     out.numerics = options->numerics;
+  if (options->struct_size >= offsetof(strata_moe_run_options, report) + sizeof(strata_moe_run_report*))
+    out.report = options->report;
   return out;
 }
 
@@ -229,6 +273,13 @@ strata::MoeBlock block_from(const strata_moe_block_desc& desc) {
 
 extern "C" {
 
+const char* strata_moe_arm_name(strata_moe_arm arm) {
+  if (arm == STRATA_MOE_ARM_DEFAULT) return "default";
+  for (const auto& [code, a] : kArmCodes)
+    if (code == arm) return strata::arm_name(a);
+  return nullptr;
+}
+
 void strata_moe_run_options_init(strata_moe_run_options* options) {
   if (options == nullptr) return;
   *options = strata_moe_run_options{};
@@ -237,6 +288,7 @@ void strata_moe_run_options_init(strata_moe_run_options* options) {
   options->threads = 0;
   options->cuda_stream = nullptr;
   options->numerics = STRATA_MOE_NUMERICS_DEFAULT;
+  options->report = nullptr;
 }
 
 const char* strata_moe_last_error(void) {
@@ -287,11 +339,7 @@ strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, 
     const strata_moe_run_options opt = read_options(options);
     require_threads(opt.threads, "options.threads");
     strata::LayerInputs in{x, ids, weights, n_tokens, k};
-    strata::RunOptions run_options;
-    run_options.threads = opt.threads;
-    run_options.cuda_stream = opt.cuda_stream;
-    run_options.numerics = resolve_numerics(opt.numerics);
-    layer->backend->run(in, resolve_arm(opt.arm), run_options, y);
+    write_report(opt, layer->backend->run(in, resolve_options(opt), y));
   });
 }
 
@@ -397,18 +445,15 @@ strata_moe_status strata_moe_block_run(strata_moe_block* block, const float* x, 
     require_call_sizes(n_tokens, block->runner->block().k, routed.d, routed.n_expert);
     const strata_moe_run_options opt = read_options(options);
     require_threads(opt.threads, "options.threads");
-    strata::RunOptions run_options;
-    run_options.threads = opt.threads;
-    run_options.cuda_stream = opt.cuda_stream;
-    run_options.numerics = resolve_numerics(opt.numerics);
+    const strata::RunOptions run_options = resolve_options(opt);
     std::vector<int32_t> ids_used;
     std::vector<float> weights_used;
     const int k = block->runner->block().k;
     if (ids != nullptr && weights != nullptr)
       strata::validate_routing(ids, weights, n_tokens, k, block->runner->block().routed.n_expert,
                                "ids", "weights");
-    block->runner->run(x, n_tokens, ids, weights, k, resolve_arm(opt.arm), run_options, y,
-                       ids_out ? &ids_used : nullptr, weights_out ? &weights_used : nullptr);
+    write_report(opt, block->runner->run(x, n_tokens, ids, weights, k, run_options, y,
+                                         ids_out ? &ids_used : nullptr, weights_out ? &weights_used : nullptr));
     if (ids_out != nullptr) std::copy(ids_used.begin(), ids_used.end(), ids_out);
     if (weights_out != nullptr) std::copy(weights_used.begin(), weights_used.end(), weights_out);
   });
@@ -511,7 +556,25 @@ strata_moe_status strata_moe_workspace_bytes(const strata_moe_layer* layer, cons
     require(layer != nullptr, Status::kInvalidArgument, "layer: null pointer");
     const strata::TypedRun run = typed_run_from(args, false);
     require_typed_sizes(run, *layer);
-    *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run);
+    if (args->options != nullptr) {
+      const strata_moe_run_options opt = read_options(args->options);
+      *bytes = strata::typed_workspace_bytes(*layer->backend, layer->weights, run, resolve_options(opt));
+      return;
+    }
+    // No options: enough for a run on any arm in either profile (the arms' scratch differs).
+    size_t most = 0;
+    for (strata::Arm arm : strata::kAllArms)
+      for (strata::Numerics numerics : {strata::Numerics::kQ8, strata::Numerics::kQ10}) {
+        strata::RunOptions any;
+        any.arm = arm;
+        any.numerics = numerics;
+        try {
+          most = std::max(most, strata::typed_workspace_bytes(*layer->backend, layer->weights, run, any));
+        } catch (const strata::Error& e) {
+          if (e.status() != Status::kUnsupported) throw;  // a profile no arm carries: nothing to size
+        }
+      }
+    *bytes = most;
   });
 }
 
@@ -526,11 +589,7 @@ strata_moe_status strata_moe_layer_run_ex(strata_moe_layer* layer, const strata_
     require_aligned(run.y, element_bytes(run.y_dtype), "args.y");
     const strata_moe_run_options opt = read_options(args->options);
     require_threads(opt.threads, "options.threads");
-    strata::RunOptions run_options;
-    run_options.threads = opt.threads;
-    run_options.cuda_stream = opt.cuda_stream;
-    run_options.numerics = resolve_numerics(opt.numerics);
-    strata::run_typed(*layer->backend, layer->weights, run, resolve_arm(opt.arm), run_options);
+    write_report(opt, strata::run_typed(*layer->backend, layer->weights, run, resolve_options(opt)));
   });
 }
 

@@ -1,10 +1,8 @@
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "api/backend.hpp"
-#include "common/env.hpp"
 #include "common/error.hpp"
+#include "cpu/moe_cpu.hpp"
 
 namespace strata {
 namespace {
@@ -15,8 +13,13 @@ class CpuBackend final : public LayerBackend {
     validate_layer(weights_);
   }
   const char* name() const override { return "cpu"; }
-  void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
-    run_layer_cpu(weights_, in, arm, options.threads, y, nullptr, options.numerics);
+  RunReport choose(const RunOptions& options) const override {
+    return choose_arm(arm_specs(Backend::kCpu), weights_, DeviceCaps{}, options.arm, options.numerics).report;
+  }
+  RunReport run(const LayerInputs& in, const RunOptions& options, float* y) override {
+    const RunReport ran = choose(options);
+    run_layer_cpu(weights_, in, ran.arm, options.threads, y, nullptr, ran.numerics);
+    return ran;
   }
 
  private:
@@ -35,19 +38,6 @@ std::unique_ptr<LayerBackend> make_host_memory_backend(std::string_view backend,
   if (backend == "cuda") return make_cuda_host_backend(host_weights);
   fail(Status::kInvalidArgument,
        "--backend: unknown backend '" + std::string(backend) + "' (cpu or cuda)");
-}
-
-Arm arm_from_env() {
-  return env_equals("STRATA_PF_FUSED", "1") ? Arm::kFused : Arm::kProduction;
-}
-
-Numerics numerics_from_env() {
-  const char* value = std::getenv("STRATA_NUMERICS");
-  if (value == nullptr || *value == '\0') return Numerics::kQ8;
-  const std::optional<Numerics> parsed = parse_numerics(value);
-  require(parsed.has_value(), Status::kInvalidArgument,
-          "STRATA_NUMERICS: '" + std::string(value) + "' is not a profile (q8 or q10)");
-  return *parsed;
 }
 
 }  // namespace strata

@@ -18,5 +18,14 @@ int cuda_device_count() {
   return 0;
 }
 
+DeviceCaps cuda_device_caps() {
+  return {};
+}
+
+const std::vector<ArmSpec>& cuda_arm_specs() {
+  static const std::vector<ArmSpec> none;
+  return none;
+}
+
 }  // namespace strata
 #endif

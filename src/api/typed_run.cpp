@@ -79,7 +79,7 @@ void convert_loop(const void* src, void* dst, size_t count, Fn fn) {
 
 }  // namespace
 
-size_t LayerBackend::scratch_bytes(int64_t, int) const {
+size_t LayerBackend::scratch_bytes(int64_t, int, const RunOptions&) const {
   return 0;
 }
 
@@ -108,18 +108,18 @@ void* LayerBackend::staging(size_t bytes) {
   return reinterpret_cast<void*>(align_up(base));
 }
 
-size_t typed_workspace_bytes(const LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run) {
+size_t typed_workspace_bytes(const LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run,
+                             const RunOptions& options) {
   const StagingLayout layout = layout_of(weights, run);
-  return layout.scratch_offset + backend.scratch_bytes(run.n_tokens, run.k);
+  return layout.scratch_offset + backend.scratch_bytes(run.n_tokens, run.k, options);
 }
 
-void run_typed(LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run, Arm arm,
-               RunOptions options) {
+RunReport run_typed(LayerBackend& backend, const MoeLayerWeights& weights, const TypedRun& run, RunOptions options) {
   const StagingLayout layout = layout_of(weights, run);
   std::unique_lock<std::mutex> staging_lock;
   uint8_t* base = nullptr;
   if (run.workspace != nullptr) {
-    const size_t needed = layout.scratch_offset + backend.scratch_bytes(run.n_tokens, run.k);
+    const size_t needed = layout.scratch_offset + backend.scratch_bytes(run.n_tokens, run.k, options);
     require(run.workspace_bytes >= needed, Status::kInvalidArgument,
             fmt::format("workspace_bytes: {} is smaller than the {} bytes this run needs "
                         "(strata_moe_workspace_bytes)",
@@ -151,8 +151,9 @@ void run_typed(LayerBackend& backend, const MoeLayerWeights& weights, const Type
   const auto* ids = static_cast<const int32_t*>(stage(run.ids, run.ids_dtype, layout.ids, DType::kI32, T * k));
   const auto* w = static_cast<const float*>(stage(run.weights, run.weights_dtype, layout.weights, DType::kF32, T * k));
   float* y = layout.y == StagingLayout::npos ? static_cast<float*>(run.y) : reinterpret_cast<float*>(base + layout.y);
-  backend.run(LayerInputs{x, ids, w, run.n_tokens, run.k}, arm, options, y);
+  const RunReport ran = backend.run(LayerInputs{x, ids, w, run.n_tokens, run.k}, options, y);
   if (layout.y != StagingLayout::npos && T * d > 0) backend.convert(y, DType::kF32, run.y, run.y_dtype, T * d, options);
+  return ran;
 }
 
 }  // namespace strata

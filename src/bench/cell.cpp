@@ -57,18 +57,10 @@ std::vector<ArmChoice> parse_arms(std::string_view csv) {
   while (start <= csv.size()) {
     const size_t comma = std::min(csv.find(',', start), csv.size());
     const std::string name = trim(csv.substr(start, comma - start));
-    if (name == "production") {
-      arms.push_back({name, Arm::kProduction});
-    } else if (name == "fused") {
-      arms.push_back({name, Arm::kFused});
-    } else if (name == "fused-sm80") {
-      arms.push_back({name, Arm::kFused, false, true});
-    } else if (name == "fused-wmma") {
-      arms.push_back({name, Arm::kFused, true});
-    } else {
-      fail(Status::kInvalidArgument,
-           fmt::format("--arms: unknown arm '{}' (known: production, fused, fused-sm80, fused-wmma)", name));
-    }
+    const std::optional<Arm> arm = parse_arm(name);
+    require(arm.has_value(), Status::kInvalidArgument,
+            fmt::format("--arms: unknown arm '{}' (known: {})", name, arm_names()));
+    arms.push_back({name, *arm});
     start = comma + 1;
   }
   require(arms.size() == 2, Status::kInvalidArgument,
@@ -76,9 +68,8 @@ std::vector<ArmChoice> parse_arms(std::string_view csv) {
   return arms;
 }
 
-bool arms_claim_bitwise(Arm a, Arm b) {
-  const auto known = [](Arm arm) { return arm == Arm::kProduction || arm == Arm::kFused; };
-  return known(a) && known(b);
+bool arms_claim_bitwise(Arm, Arm) {
+  return true;
 }
 
 bool arms_claim_bitwise(const ArmChoice& a, const ArmChoice& b) {

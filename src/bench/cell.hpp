@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cpu/moe_cpu.hpp"
+#include "pipeline/run.hpp"
 #include "formats/ggml_type.hpp"
 
 namespace strata::bench {
@@ -29,10 +29,8 @@ std::string_view routing_name(RoutingKind routing);
 
 // One arm as the bench names it, and the library arm that runs it.
 struct ArmChoice {
-  std::string name;  // "production", "fused", "fused-sm80", "fused-wmma"
-  Arm arm;
-  bool wmma = false;  // fused on the 16x16x16 tile primitive (CUDA: STRATA_PF_FUSED_WMMA=1)
-  bool sm80 = false;  // fused on the sm_80 kernels even on sm_90a (CUDA: STRATA_PF_FUSED_HOPPER=0)
+  std::string name;  // the arm's name (pipeline/run.hpp), "/q10" appended by apply_numerics
+  Arm arm = Arm::kProduction;
   Numerics numerics = Numerics::kQ8;
 };
 
@@ -41,12 +39,13 @@ struct ArmChoice {
 // naming --numerics for an unknown profile or a count other than one or two.
 void apply_numerics(std::vector<ArmChoice>& arms, std::string_view csv);
 
-// "A,B" -> two arms. Throws Error(kInvalidArgument) naming the unknown arm and the known ones.
+// "A,B" -> two arms (any of arm_names()). Throws Error(kInvalidArgument) naming the unknown arm and
+// the known ones.
 std::vector<ArmChoice> parse_arms(std::string_view csv);
 
 // Whether the library promises bit-identical outputs for the two arms (then the pre-timing check
-// demands zero differing elements, not just the oracle bounds). Every pair of production and
-// fused does: both fold each output in the same order on every backend.
+// demands zero differing elements, not just the oracle bounds). Every pair of arms of one profile
+// does: each folds every output in the profile's order on every backend.
 bool arms_claim_bitwise(Arm a, Arm b);
 // The same, for two arm choices: never across profiles (they define different bits).
 bool arms_claim_bitwise(const ArmChoice& a, const ArmChoice& b);

@@ -35,8 +35,8 @@ BlockRunner::BlockRunner(const MoeBlock& block, std::string_view backend) : bloc
     shared_.push_back(make_host_memory_backend(backend, s.ffn));
 }
 
-void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, const float* weights,
-                      int k_ids, Arm arm, const RunOptions& options, float* y,
+RunReport BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, const float* weights,
+                           int k_ids, const RunOptions& options, float* y,
                       std::vector<int32_t>* ids_used, std::vector<float>* weights_used) {
   require(x != nullptr && y != nullptr, Status::kInvalidArgument, "x, y: null pointer");
   require(n_tokens >= 1, Status::kInvalidArgument,
@@ -57,10 +57,10 @@ void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, cons
     ids = routed_ids.data();
     weights = routed_weights.data();
   }
-  routed_->run(LayerInputs{x, ids, weights, n_tokens, k}, arm, options, y);
+  const RunReport ran = routed_->run(LayerInputs{x, ids, weights, n_tokens, k}, options, y);
   if (ids_used != nullptr) ids_used->assign(ids, ids + n_tokens * k);
   if (weights_used != nullptr) weights_used->assign(weights, weights + n_tokens * k);
-  if (shared_.empty()) return;
+  if (shared_.empty()) return ran;
 
   // Each shared expert as an E = 1, k = 1 layer with weight 1: its rows are its down output.
   const std::vector<int32_t> zero_ids(static_cast<size_t>(n_tokens), 0);
@@ -69,7 +69,10 @@ void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, cons
   std::vector<float> scale(static_cast<size_t>(n_tokens), 1.0f);
   for (size_t i = 0; i < shared_.size(); ++i) {
     const SharedExpert& s = block_.shared[i];
-    shared_[i]->run(LayerInputs{x, zero_ids.data(), unit_weights.data(), n_tokens, 1}, arm, options,
+    // The shared experts in the routed experts' profile: one block, one arithmetic contract.
+    RunOptions shared_options = options;
+    shared_options.numerics = ran.numerics;
+    shared_[i]->run(LayerInputs{x, zero_ids.data(), unit_weights.data(), n_tokens, 1}, shared_options,
                     shared_y.data());
     if (s.gate != nullptr)
       sigmoid_gate(s.gate, x, n_tokens, d, scale.data(), options.threads);
@@ -79,6 +82,7 @@ void BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids, cons
       for (int64_t c = 0; c < d; ++c)
         y[t * d + c] = combine_step(y[t * d + c], scale[t], shared_y[t * d + c]);
   }
+  return ran;
 }
 
 }  // namespace strata

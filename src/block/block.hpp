@@ -50,9 +50,10 @@ class BlockRunner {
 
   // x: [T, d]. ids/weights: [T, k_ids] from the caller, or both null to route with the block's
   // router (k = block().k). y: [T, d]. ids_used/weights_used (optional) receive the routing used.
-  void run(const float* x, int64_t n_tokens, const int32_t* ids, const float* weights, int k_ids,
-           Arm arm, const RunOptions& options, float* y, std::vector<int32_t>* ids_used = nullptr,
-           std::vector<float>* weights_used = nullptr);
+  // Returns what ran for the routed experts; each shared expert runs in the same profile.
+  RunReport run(const float* x, int64_t n_tokens, const int32_t* ids, const float* weights, int k_ids,
+                const RunOptions& options, float* y, std::vector<int32_t>* ids_used = nullptr,
+                std::vector<float>* weights_used = nullptr);
 
  private:
   MoeBlock block_;

@@ -5,11 +5,9 @@
 
 #include "pipeline/layer.hpp"
 #include "pipeline/numerics.hpp"
-#include "reference/oracle.hpp"
+#include "pipeline/run.hpp"
 
 namespace strata {
-
-enum class Arm { kProduction, kFused };
 
 // Intermediates an arm can expose for the parity tests (filled when non-null).
 struct CpuDebugOutputs {
@@ -20,7 +18,8 @@ struct CpuDebugOutputs {
 };
 
 // y: [T, d]. Throws Error naming the argument for bad inputs or unsupported formats (a format
-// without a wide decode under q10 is refused naming the tensor and its type).
+// without a wide decode under q10 is refused naming the tensor and its type). Arm::kFused runs the
+// fused arm, any other arm the production one (the CPU has those two; the CPU backend chooses).
 void run_layer_cpu(const MoeLayerWeights& layer, const LayerInputs& in, Arm arm, int threads,
                    float* y, CpuDebugOutputs* debug = nullptr, Numerics numerics = Numerics::kQ8);
 

@@ -17,6 +17,7 @@
 #include "common/bytes.hpp"
 #include "common/error.hpp"
 #include "formats/registry.hpp"
+#include "pipeline/arm_registry.hpp"
 
 namespace strata::gguf {
 namespace {
@@ -355,23 +356,40 @@ const float* expert_bias(const Model& m, const TensorInfo& t, int64_t cols, int6
   return p;
 }
 
-std::string cuda_support(const MoeBlock& b, std::vector<std::string>& arms) {
-  if (!b.routed.is_plain())
-    return b.routed.has_biases() ? "per-expert biases are computed on the cpu backend only"
-                                 : "the swiglu-oai activation is computed on the cpu backend only";
-  const auto carried = [](GgmlType t) { return t == GgmlType::IQ3_S || t == GgmlType::Q2_0; };
-  std::vector<const ExpertTensor*> all = {&b.routed.gate, &b.routed.up, &b.routed.down};
-  for (const SharedExpert& s : b.shared)
-    for (const ExpertTensor* t : {&s.ffn.gate, &s.ffn.up, &s.ffn.down}) all.push_back(t);
-  for (const ExpertTensor* t : all)
-    if (!carried(t->type))
-      return fmt::format("tensor '{}': type {} has no CUDA arm (iq3_s, q2_0)", t->name,
-                         lower_type(t->type));
-  arms.push_back("production");
-  if (b.routed.gate.type == GgmlType::IQ3_S && b.routed.up.type == GgmlType::IQ3_S &&
-      b.routed.down.type == GgmlType::Q2_0)
-    arms.push_back("fused");
-  return "";
+// The arms of `backend` carrying every expert layer of the block in profile `n` (the registry's
+// data; the device is not asked). The first reason an arm refuses goes to *why when none carries it.
+std::vector<std::string> arms_for(const MoeBlock& b, Backend backend, Numerics n, std::string* why) {
+  std::vector<const MoeLayerWeights*> layers = {&b.routed};
+  for (const SharedExpert& s : b.shared) layers.push_back(&s.ffn);
+  DeviceCaps any_device;
+  any_device.sm90a = true;
+  std::vector<std::string> arms;
+  for (const ArmSpec& spec : arm_specs(backend)) {
+    if (spec.numerics != n) continue;
+    std::optional<std::string> reason;
+    for (const MoeLayerWeights* l : layers)
+      if (!reason) reason = why_not(spec, *l, any_device);
+    if (!reason)
+      arms.emplace_back(arm_name(spec.arm));
+    else if (why != nullptr && why->empty())
+      *why = *reason;
+  }
+  return arms;
+}
+
+void support_of(const MoeBlock& b, BlockPlan& plan) {
+  plan.cpu_q8 = arms_for(b, Backend::kCpu, Numerics::kQ8, nullptr);
+  plan.cpu_q10 = arms_for(b, Backend::kCpu, Numerics::kQ10, nullptr);
+  if (!b.routed.is_plain()) {
+    plan.cuda = b.routed.has_biases() ? "per-expert biases are computed on the cpu backend only"
+                                      : "the swiglu-oai activation is computed on the cpu backend only";
+    return;
+  }
+  std::string why;
+  plan.cuda_q8 = arms_for(b, Backend::kCuda, Numerics::kQ8, &why);
+  plan.cuda_q10 = arms_for(b, Backend::kCuda, Numerics::kQ10, &why);
+  if (plan.cuda_q8.empty() && plan.cuda_q10.empty())
+    plan.cuda = arm_specs(Backend::kCuda).empty() ? "strata-moe was built without CUDA" : why;
 }
 
 // Builds (or, with materialise = false, only checks) the block of one layer.
@@ -625,7 +643,7 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   if (b.routed.has_biases()) plan.extras.push_back("expert biases");
   if (rules->activation == ActivationKind::kSwiGLUOai)
     plan.extras.push_back("swiglu-oai (alpha 1.702, limit 7)");
-  plan.cuda = cuda_support(b, plan.cuda_arms);
+  support_of(b, plan);
 }
 
 // Descriptive columns of a layer straight from its tensors (never throws).
@@ -735,7 +753,10 @@ std::vector<BlockPlan> plan_blocks(const Model& model) {
     } catch (const Error& e) {
       block.plan.cpu = e.what();
       block.plan.cuda = "-";
-      block.plan.cuda_arms.clear();
+      block.plan.cpu_q8.clear();
+      block.plan.cpu_q10.clear();
+      block.plan.cuda_q8.clear();
+      block.plan.cuda_q10.clear();
     }
     plans.push_back(std::move(block.plan));
   }

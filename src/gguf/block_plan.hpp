@@ -61,7 +61,9 @@ struct BlockPlan {
   std::vector<std::string> extras;  // shared experts, biases, activation
   std::string cpu;                  // "" when the CPU arms run it, else the reason
   std::string cuda;                 // "" when a CUDA arm runs it, else the reason
-  std::vector<std::string> cuda_arms;
+  // The arms of the registry (pipeline/arm_registry.hpp) that carry every expert layer of the
+  // block, per backend and profile (arm names; the device is not asked: see ArmSpec::needs_sm90a).
+  std::vector<std::string> cpu_q8, cpu_q10, cuda_q8, cuda_q10;
 };
 
 std::vector<BlockPlan> plan_blocks(const Model& model);

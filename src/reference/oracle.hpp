@@ -5,16 +5,9 @@
 
 #include "pipeline/layer.hpp"
 #include "pipeline/numerics.hpp"
+#include "pipeline/run.hpp"
 
 namespace strata {
-
-struct LayerInputs {
-  const float* x = nullptr;          // [T, d]
-  const int32_t* ids = nullptr;      // [T, k]
-  const float* weights = nullptr;    // [T, k]
-  int64_t n_tokens = 0;
-  int k = 0;
-};
 
 struct OracleOutput {
   std::vector<double> gate;   // [T*k pairs in (t, j) order, f]: x.Wg before SwiGLU

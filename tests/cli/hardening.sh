@@ -167,7 +167,7 @@ expect_line 2 "1073741825 bytes is not a whole" "$bin" dequant --type q2_0 --blo
 rm -f "$tmp/big.raw"
 
 # ---- CLI misuse: one line each -----------------------------------------------------------------
-expect_line 2 "unknown subcommand 'bogus' (known: info, dequant, run, demo, bench)" "$bin" bogus
+expect_line 2 "unknown subcommand 'bogus' (known: info, dequant, run, demo, bench, support)" "$bin" bogus
 expect_line 2 "A subcommand is required" "$bin"
 expect_line 2 "--tokens: 'ten' is not an integer" "$bin" demo --tokens ten
 expect_line 2 "--backend" "$bin" run --gguf "$model" --layer 0 --x "$x0" --out "$tmp/y.npy" --backend tpu

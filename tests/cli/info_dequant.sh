@@ -42,7 +42,14 @@ down_bytes = 192 // 64 * 18 * 512 * 16
 for l in layers:
     assert l["kind"] == "moe" and l["routing"] == "softmax, top-4 of 16, normalised", l
     assert l["cpu"]["runs"] and l["cpu"]["arms"] == ["production", "fused"], l
-    assert l["cuda"]["arms"] == ["production", "fused"] and l["extras"] == [], l
+    assert l["cpu"]["profiles"] == {"q8": ["production", "fused"], "q10": ["production", "fused"]}, l
+    assert l["cpu"]["default_profile"] == "q10", l
+    assert l["extras"] == [], l
+    # The CUDA arms the registry says carry iq3_s gate/up and q2_0 down at d = 512, f = 192.
+    if "built without CUDA" not in l["cuda"]["text"]:
+        assert l["cuda"]["profiles"]["q8"] == ["production", "fused-sm80", "fused-hopper", "fused-wmma"], l
+        assert set(l["cuda"]["profiles"]["q10"]) == {"fused-hopper", "fused-sm80", "fused-wmma"}, l
+        assert l["cuda"]["default_profile"] == "q10", l
     assert (l["d"], l["ffn"], l["n_expert"], l["n_expert_used"]) == (512, 192, 16, 4), l
     assert (l["gate"], l["up"], l["down"]) == ("iq3_s", "iq3_s", "q2_0"), l
     assert l["bytes"] == 2 * gate_bytes + down_bytes, l

@@ -38,10 +38,32 @@ W0="$DATA/layer0.weights.npy"
 
 # ---- happy paths ------------------------------------------------------------------------------
 "$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_prod.npy" --arm production \
-  2>"$TMP/err" || fail "run with ids: $(cat "$TMP/err")"
+  --numerics q8 2>"$TMP/err" || fail "run with ids: $(cat "$TMP/err")"
 "$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_fused.npy" --arm fused \
-  --threads 1 2>"$TMP/err" || fail "run fused: $(cat "$TMP/err")"
+  --numerics q8 --threads 1 2>"$TMP/err" || fail "run fused: $(cat "$TMP/err")"
 cmp -s "$TMP/y_prod.npy" "$TMP/y_fused.npy" || fail "production and fused outputs differ"
+# The last line names the arm and the profile that ran: with nothing named, q10 (the CPU backend
+# has a q10 arm for every format) on production.
+"$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_default.npy" \
+  2>"$TMP/err" || fail "run with the defaults: $(cat "$TMP/err")"
+tail -n 1 "$TMP/err" | grep -q "production arm, q10 numerics on cpu ->" ||
+  fail "the default run's last line does not name production and q10: $(cat "$TMP/err")"
+"$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_q10.npy" \
+  --numerics q10 --arm fused 2>"$TMP/err" || fail "run --numerics q10: $(cat "$TMP/err")"
+cmp -s "$TMP/y_default.npy" "$TMP/y_q10.npy" || fail "the default run is not the q10 run"
+cmp -s "$TMP/y_default.npy" "$TMP/y_prod.npy" && fail "the q10 and q8 runs gave the same bits"
+# A CUDA arm named on the CPU backend: the CPU fused arm runs, and the line says why.
+"$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_named.npy" \
+  --arm fused-hopper --numerics q8 2>"$TMP/err" || fail "run --arm fused-hopper: $(cat "$TMP/err")"
+tail -n 1 "$TMP/err" | grep -q "fused arm, q8 numerics on cpu (requested fused-hopper: the cpu backend has no fused-hopper arm" ||
+  fail "--arm fused-hopper on cpu: the last line does not say what ran and why: $(cat "$TMP/err")"
+cmp -s "$TMP/y_prod.npy" "$TMP/y_named.npy" || fail "--arm fused-hopper on cpu: output differs"
+# The environment is the default of a call that names nothing; a bad value is refused by name.
+STRATA_NUMERICS=q8 STRATA_PF_FUSED=1 "$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" \
+  --out "$TMP/y_env8.npy" 2>"$TMP/err" || fail "run with STRATA_NUMERICS=q8: $(cat "$TMP/err")"
+tail -n 1 "$TMP/err" | grep -q "fused arm, q8 numerics on cpu ->" || fail "STRATA_NUMERICS=q8: $(cat "$TMP/err")"
+STRATA_PF_FUSED=yes expect_error 2 "STRATA_PF_FUSED" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" \
+  --weights "$W0" --out "$TMP/y_bad_env.npy"
 STRATA_PF_FUSED=1 "$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_env.npy" \
   2>"$TMP/err" || fail "run with STRATA_PF_FUSED=1"
 grep -q "fused arm" "$TMP/err" || fail "STRATA_PF_FUSED=1 did not select the fused arm: $(cat "$TMP/err")"
@@ -61,12 +83,16 @@ sys.exit(0 if body(a) == body(b) else 1)
 PY
 
 # ---- --backend cuda: bitwise equal to the CPU on a GPU machine, one clear error elsewhere -------
-for arm in production fused; do
+for arm in production fused fused-sm80 fused-wmma; do
   "$BIN" run --gguf "$GGUF" --layer 0 --x "$X0" --ids "$IDS0" --weights "$W0" --out "$TMP/y_cuda_$arm.npy" \
-    --arm "$arm" --backend cuda >"$TMP/out" 2>"$TMP/err"
+    --arm "$arm" --numerics q8 --backend cuda >"$TMP/out" 2>"$TMP/err"
   rc=$?
   if [ "$rc" -eq 0 ]; then
-    grep -q "$arm arm on cuda" "$TMP/err" || fail "--backend cuda --arm $arm did not run on cuda: $(cat "$TMP/err")"
+    # fused runs fused-hopper on sm_90a, else fused-sm80: the line names the one that ran.
+    want="$arm"
+    [ "$arm" = fused ] && want="fused-(hopper|sm80)"
+    tail -n 1 "$TMP/err" | grep -Eq "; $want arm, q8 numerics on cuda ->" ||
+      fail "--backend cuda --arm $arm: the last line does not name the arm that ran: $(cat "$TMP/err")"
     cmp -s "$TMP/y_prod.npy" "$TMP/y_cuda_$arm.npy" || fail "--backend cuda --arm $arm output differs from the CPU's"
   else
     [ "$rc" -eq 1 ] || fail "--backend cuda without a device -> exit $rc, expected 1 ($(cat "$TMP/err"))"

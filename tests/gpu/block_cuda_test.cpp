@@ -83,11 +83,14 @@ void expect_backends_agree(const MoeBlock& block, int64_t n_tokens, uint64_t see
       SCOPED_TRACE(std::string(numerics_name(numerics)) + (arm == Arm::kFused ? " fused" : " production"));
       RunOptions options;
       options.numerics = numerics;
+      options.arm = arm;
       std::vector<float> y_cpu = test::poisoned(n_tokens * d), y_cuda = test::poisoned(n_tokens * d);
       std::vector<int32_t> ids_cpu, ids_cuda;
       std::vector<float> w_cpu, w_cuda;
-      cpu.run(x.data(), n_tokens, nullptr, nullptr, block.k, arm, options, y_cpu.data(), &ids_cpu, &w_cpu);
-      cuda.run(x.data(), n_tokens, nullptr, nullptr, block.k, arm, options, y_cuda.data(), &ids_cuda, &w_cuda);
+      cpu.run(x.data(), n_tokens, nullptr, nullptr, block.k, options, y_cpu.data(), &ids_cpu, &w_cpu);
+      const RunReport ran =
+          cuda.run(x.data(), n_tokens, nullptr, nullptr, block.k, options, y_cuda.data(), &ids_cuda, &w_cuda);
+      EXPECT_EQ(ran.numerics, numerics) << "the report names the profile that ran";
       EXPECT_EQ(ids_cpu, ids_cuda) << "routing";
       EXPECT_EQ(test::count_bitwise_diffs(w_cpu.data(), w_cuda.data(), static_cast<int64_t>(w_cpu.size())), 0);
       EXPECT_EQ(test::count_bitwise_diffs(y_cpu.data(), y_cuda.data(), n_tokens * d), 0) << "y";
@@ -121,7 +124,7 @@ TEST(CudaBlocks, BiasedExpertsAreRefusedNamingThePart) {
     BlockRunner cuda(b, "cuda");
     const std::vector<float> x = synth::random_activations(3, 256, 1);
     std::vector<float> y(3 * 256);
-    cuda.run(x.data(), 3, nullptr, nullptr, 2, Arm::kProduction, RunOptions{}, y.data());
+    cuda.run(x.data(), 3, nullptr, nullptr, 2, RunOptions{}, y.data());
     FAIL() << "a biased block ran on the CUDA backend";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kUnsupported);

@@ -79,8 +79,11 @@ TEST(CApiEngineCuda, SixteenBitRunsWithAWorkspaceEqualTheCpuF32Run) {
     strata_moe_run_options options = strata_moe::run_options();
     options.cuda_stream = stream;
     options.numerics = STRATA_MOE_NUMERICS_Q8;
-    for (strata_moe_arm arm : {STRATA_MOE_ARM_PRODUCTION, STRATA_MOE_ARM_FUSED}) {
+    for (strata_moe_arm arm : {STRATA_MOE_ARM_PRODUCTION, STRATA_MOE_ARM_FUSED, STRATA_MOE_ARM_FUSED_SM80,
+                               STRATA_MOE_ARM_FUSED_WMMA}) {
       options.arm = arm;
+      strata_moe_run_report report = strata_moe::run_report();
+      options.report = &report;
       strata_moe_run_args args = strata_moe::run_args();
       args.x = d_x.get();
       args.x_dtype = bf16 ? STRATA_MOE_DTYPE_BF16 : STRATA_MOE_DTYPE_F16;
@@ -93,6 +96,9 @@ TEST(CApiEngineCuda, SixteenBitRunsWithAWorkspaceEqualTheCpuF32Run) {
       args.k = k;
       args.options = &options;
       const size_t bytes = gpu.workspace_bytes(args);
+      strata_moe_run_args any_arm = args;
+      any_arm.options = nullptr;  // sized for a run on any arm
+      EXPECT_GE(gpu.workspace_bytes(any_arm), bytes) << strata_moe_arm_name(arm);
       cuda::DeviceBuffer<uint8_t> workspace(bytes);
       STRATA_CUDA_CHECK(cudaMemset(workspace.get(), 0xa5, bytes));
       args.workspace = workspace.get();
@@ -102,7 +108,15 @@ TEST(CApiEngineCuda, SixteenBitRunsWithAWorkspaceEqualTheCpuF32Run) {
       const std::vector<uint16_t> y = test::to_host(d_y.get(), static_cast<size_t>(T * d));
       int64_t differ = 0;
       for (size_t i = 0; i < y.size(); ++i) differ += y[i] != (bf16 ? f32_to_bf16(ref[i]) : f32_to_f16(ref[i]));
-      EXPECT_EQ(differ, 0) << (arm == STRATA_MOE_ARM_FUSED ? "fused" : "production");
+      EXPECT_EQ(differ, 0) << strata_moe_arm_name(arm);
+      // The report names the arm that ran: the one named (fused: the device's fused kernels).
+      if (arm == STRATA_MOE_ARM_FUSED)
+        EXPECT_TRUE(report.arm == STRATA_MOE_ARM_FUSED_HOPPER || report.arm == STRATA_MOE_ARM_FUSED_SM80)
+            << strata_moe_arm_name(report.arm);
+      else
+        EXPECT_EQ(report.arm, arm) << strata_moe_arm_name(report.arm) << ": " << report.fallback;
+      EXPECT_STREQ(report.fallback, "");
+      EXPECT_EQ(report.numerics, STRATA_MOE_NUMERICS_Q8);
     }
     STRATA_CUDA_CHECK(cudaStreamDestroy(stream));
   }

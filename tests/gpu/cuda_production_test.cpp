@@ -202,21 +202,27 @@ TEST(CudaBackends, DeviceAndHostBackendsEqualCpuOnVectors) {
   std::unique_ptr<LayerBackend> device_backend = make_cuda_backend(dev.weights);
   EXPECT_STREQ(device_backend->name(), "cuda");
   test::poison_device(run.y.get(), n_y);
-  device_backend->run(LayerInputs{run.inputs.x, run.inputs.ids, run.inputs.weights, v.n_tokens, v.k},
-                      Arm::kProduction, RunOptions{}, run.y.get());
+  RunOptions production_q8;
+  production_q8.arm = Arm::kProduction;
+  production_q8.numerics = Numerics::kQ8;
+  const RunReport ran =
+      device_backend->run(LayerInputs{run.inputs.x, run.inputs.ids, run.inputs.weights, v.n_tokens, v.k},
+                          production_q8, run.y.get());
+  EXPECT_EQ(ran.arm, Arm::kProduction) << "the backend reports the arm it ran";
+  EXPECT_EQ(ran.numerics, Numerics::kQ8);
   STRATA_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> y_device = test::to_host(run.y.get(), n_y);
   EXPECT_EQ(test::count_bitwise_diffs(y_device.data(), y_cpu.data(), n_y), 0);
 
   std::unique_ptr<LayerBackend> host_backend = cuda::make_host_backend(layer);
   std::vector<float> y_host = test::poisoned(n_y);
-  host_backend->run(in, Arm::kProduction, RunOptions{}, y_host.data());
+  host_backend->run(in, production_q8, y_host.data());
   EXPECT_EQ(test::count_bitwise_diffs(y_host.data(), y_cpu.data(), n_y), 0);
 
   // Host memory handed to the device backend is refused by name, never read as device memory.
   std::vector<float> y_wrong(n_y);
   try {
-    device_backend->run(in, Arm::kProduction, RunOptions{}, y_wrong.data());
+    device_backend->run(in, production_q8, y_wrong.data());
     ADD_FAILURE() << "host pointers ran on the device backend";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kInvalidArgument) << e.what();

@@ -151,6 +151,25 @@ std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10Wor
   return out;
 }
 
+// The kernel family of the runs in a scope (Q10EngineScope, WmmaScope below): "1" takes the sm_90a
+// kernels where the device and build have them, "0" the sm_80 ones; wmma the 16x16x16 f16 ones.
+std::string g_engine = "1";
+bool g_wmma = false;
+
+cuda::fused_q10::Q10Kernels kernels_for(const MoeLayerWeights& layer) {
+  using cuda::fused_q10::Q10Kernels;
+  // A layer the 16x16x16 kernels do not carry runs the others (the registry's fallback).
+  if (g_wmma && cuda::fused_q10::q10_wmma_supports(layer)) return Q10Kernels::kWmma;
+  return g_engine == "1" && cuda::fused_q10::use_q10_hopper(layer) ? Q10Kernels::kHopper : Q10Kernels::kSm80;
+}
+
+// The arm the registry calls that family.
+Arm arm_of(cuda::fused_q10::Q10Kernels kernels) {
+  using cuda::fused_q10::Q10Kernels;
+  return kernels == Q10Kernels::kWmma ? Arm::kFusedWmma : kernels == Q10Kernels::kHopper ? Arm::kFusedHopper
+                                                                                          : Arm::kFusedSm80;
+}
+
 struct DeviceRun {
   cuda::DeviceBuffer<float> x, weights, y;
   cuda::DeviceBuffer<int32_t> ids;
@@ -168,7 +187,7 @@ struct DeviceRun {
 
   std::vector<float> run(const MoeLayerWeights& layer, cuda::fused_q10::Q10Workspace& ws) {
     test::poison_device(y.get(), n_y);
-    cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get());
+    cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get(), kernels_for(layer));
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     return test::to_host(y.get(), n_y);
   }
@@ -268,18 +287,18 @@ const Q10Case kCases[] = {
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
 
-// Sets STRATA_PF_Q10_HOPPER for one scope ("0": the sm_80 kernels; "1": the sm_90a ones where the
-// device and build have them) and unsets it after.
+// The engine of one scope ("0": the sm_80 kernels; "1": the sm_90a ones where the device and build
+// have them), restored after.
 struct Q10EngineScope {
-  explicit Q10EngineScope(const char* value) { EXPECT_EQ(setenv("STRATA_PF_Q10_HOPPER", value, 1), 0); }
-  ~Q10EngineScope() { unsetenv("STRATA_PF_Q10_HOPPER"); }
+  explicit Q10EngineScope(const char* value) : saved(g_engine) { g_engine = value; }
+  ~Q10EngineScope() { g_engine = saved; }
+  std::string saved;
 };
 
-// Sets STRATA_PF_FUSED_WMMA=1 for one scope (the q10 arm's 16x16x16 f16 tile kernels, whatever
-// STRATA_PF_Q10_HOPPER says) and unsets it after.
+// The q10 arm's 16x16x16 f16 tile kernels for one scope (whatever the engine says).
 struct WmmaScope {
-  WmmaScope() { EXPECT_EQ(setenv("STRATA_PF_FUSED_WMMA", "1", 1), 0); }
-  ~WmmaScope() { unsetenv("STRATA_PF_FUSED_WMMA"); }
+  WmmaScope() { g_wmma = true; }
+  ~WmmaScope() { g_wmma = false; }
 };
 
 void check_against_the_rule(const Q10Case& c, const char* engine) {
@@ -338,9 +357,12 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
   {
     cuda::Workspace layer_ws;
     test::poison_device(run.y.get(), run.n_y);
-    cuda::run_layer(dev.weights, run.inputs, Arm::kFused, layer_ws, nullptr, run.y.get(), nullptr,
-                    Numerics::kQ10);
+    const Arm arm = arm_of(kernels_for(dev.weights));
+    const RunReport ran =
+        cuda::run_layer(dev.weights, run.inputs, arm, layer_ws, nullptr, run.y.get(), nullptr, Numerics::kQ10);
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(ran.arm, arm) << "the registry runs the arm named: " << ran.fallback;
+    EXPECT_EQ(ran.numerics, Numerics::kQ10);
     EXPECT_EQ(
         test::count_bitwise_diffs(test::to_host(run.y.get(), run.n_y).data(), y.data(), run.n_y), 0)
         << "run_layer(..., Numerics::kQ10)";
@@ -500,7 +522,7 @@ std::vector<Q10Case> format_cases() {
 
 class FusedQ10Format : public ::testing::TestWithParam<Q10Case> {};
 
-// The sm_80 kernels (STRATA_PF_Q10_HOPPER=0 for the few layers the Hopper kernels carry too):
+// The sm_80 kernels (engine "0", also for the layers the Hopper kernels carry):
 // the rule's every intermediate, the q10 CPU arm, reruns and both tiles.
 TEST_P(FusedQ10Format, Sm80KernelsBitwiseEqualToTheRuleAndTheCpuArm) {
   STRATA_REQUIRE_GPU();
@@ -568,7 +590,7 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
 INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesIn(hopper_format_cases()),
                          case_name);
 
-// STRATA_PF_FUSED_WMMA=1 on a layer the 16x16x16 kernels do not carry: the other kernels run it,
+// The 16x16x16 kernels asked for on a layer they do not carry: the other kernels run it,
 // with the bits of the rule and the CPU arm.
 TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
   STRATA_REQUIRE_GPU();
@@ -578,7 +600,6 @@ TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
   {
     const test::SyntheticCase sc = make_case(c, 1);
     EXPECT_FALSE(cuda::fused_q10::q10_wmma_supports(sc.layer.weights));
-    EXPECT_FALSE(cuda::fused_q10::use_q10_wmma(sc.layer.weights));
   }
   check_against_the_rule(c, "0");
   check_against_the_cpu_arm(c);
@@ -672,7 +693,8 @@ TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused b
   EXPECT_NE(why.find("share one format"), std::string::npos) << why;
   cuda::fused_q10::Q10Workspace ws;
   try {
-    cuda::fused_q10::run_layer_q10(mixed.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr);
+    cuda::fused_q10::run_layer_q10(mixed.weights, cuda::DeviceInputs{}, ws, nullptr, nullptr,
+                                   cuda::fused_q10::Q10Kernels::kSm80);
     ADD_FAILURE() << "a gate q4_K / up q6_K layer ran";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kUnsupported);

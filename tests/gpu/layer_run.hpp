@@ -39,11 +39,13 @@ struct DeviceRun {
   void poison_y() { poison_device(y.get(), static_cast<size_t>(n_y)); }
   std::vector<float> y_host() const { return to_host(y.get(), static_cast<size_t>(n_y)); }
 
+  RunReport last;  // what the latest run() ran
+
   // cuda::run_layer on these inputs; waits for the stream and returns y.
   std::vector<float> run(const MoeLayerWeights& layer, Arm arm, cuda::Workspace& ws, cudaStream_t stream = nullptr,
                          Numerics numerics = Numerics::kQ8) {
     poison_y();
-    cuda::run_layer(layer, inputs, arm, ws, stream, y.get(), nullptr, numerics);
+    last = cuda::run_layer(layer, inputs, arm, ws, stream, y.get(), nullptr, numerics);
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
     return y_host();
   }

@@ -134,16 +134,18 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
     diff_forced[i] = test::count_bitwise_diffs(y_forced.data(), y_prod.data(), run.n_y);
   }
   // On sm_90a the fused request runs the fused-hopper arm; the sm_80 fused kernels stay checked
-  // through STRATA_PF_FUSED_HOPPER=0 in the same process.
-  const bool hopper = cuda::fused_hopper::use_hopper(Arm::kFused, dev);
+  // through Arm::kFusedSm80 in the same process.
+  const bool hopper = run.last.arm == Arm::kFusedHopper;
+  EXPECT_EQ(run.last.fallback, "");
   if (cuda::fused_hopper::hopper_available()) {
     EXPECT_TRUE(hopper) << "the fused-hopper arm should cover this layer";
+  } else {
+    EXPECT_EQ(run.last.arm, Arm::kFusedSm80) << "a fused request off sm_90a runs fused-sm80";
   }
   int64_t diff_sm80 = 0, diff_hopper_down = 0;
   if (hopper) {
-    ASSERT_EQ(setenv("STRATA_PF_FUSED_HOPPER", "0", 1), 0);
-    const std::vector<float> y_sm80 = run.run(dev, Arm::kFused, fused_ws);
-    ASSERT_EQ(unsetenv("STRATA_PF_FUSED_HOPPER"), 0);
+    const std::vector<float> y_sm80 = run.run(dev, Arm::kFusedSm80, fused_ws);
+    EXPECT_EQ(run.last.arm, Arm::kFusedSm80) << "the report names the arm requested";
     diff_sm80 = test::count_bitwise_diffs(y_sm80.data(), y_prod.data(), run.n_y);
     ASSERT_EQ(setenv("STRATA_PF_HOPPER_DOWN", "1", 1), 0);  // the arm's own wgmma down kernel
     test::poison_device(const_cast<float*>(fused_ws.last().down), P * c.d);  // unwritten down rows show
@@ -152,7 +154,7 @@ TEST_P(FusedLayer, BitwiseEqualToProductionAndWithinOracleBounds) {
     diff_hopper_down = test::count_bitwise_diffs(y_hopper_down.data(), y_prod.data(), run.n_y);
     const auto hd = unsorted_rows(fused_ws.last().down, fused_ws.last(), c.k, c.d);
     diff_hopper_down += test::count_bitwise_diffs(hd.data(), p_down.data(), P * c.d);
-    std::printf("%s: vs production differing elements: sm_80 fused kernels (STRATA_PF_FUSED_HOPPER=0) %lld, "
+    std::printf("%s: vs production differing elements: sm_80 fused kernels (fused-sm80) %lld, "
                 "fused-hopper with its wgmma down kernel (STRATA_PF_HOPPER_DOWN=1, y and down rows) %lld\n",
                 c.name, static_cast<long long>(diff_sm80), static_cast<long long>(diff_hopper_down));
   }
@@ -374,8 +376,9 @@ TEST(FusedDownDecode, Q2_0BlocksBitExactOnDevice) {
 }
 
 // ---- the fallback rule ----------------------------------------------------------------------
-// A layer whose formats the fused arm does not carry runs on the production arm, says so once.
-TEST(FusedFallback, UncoveredFormatsRunOnProductionAndSaySoOnce) {
+// A layer whose formats the fused arm does not carry runs on the production arm; the report says
+// which arm ran and why the fused one did not.
+TEST(FusedFallback, UncoveredFormatsRunOnProductionAndSayWhy) {
   STRATA_REQUIRE_GPU();
   synth::LayerSpec spec;
   spec.d = 256;
@@ -394,45 +397,42 @@ TEST(FusedFallback, UncoveredFormatsRunOnProductionAndSaySoOnce) {
   DeviceRun run(in, spec.d);
   cuda::Workspace prod_ws, fused_ws;
   const std::vector<float> y_prod = run.run(dev.weights, Arm::kProduction, prod_ws);
-  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run.last.arm, Arm::kProduction);
+  EXPECT_EQ(run.last.fallback, "");
   const std::vector<float> y_a = run.run(dev.weights, Arm::kFused, fused_ws);
+  EXPECT_EQ(run.last.arm, Arm::kProduction) << "the report names the arm that ran";
+  EXPECT_NE(run.last.fallback.find("fused-sm80 (cuda q8) does not carry gate q2_0"), std::string::npos)
+      << run.last.fallback;
   const std::vector<float> y_b = run.run(dev.weights, Arm::kFused, fused_ws);
-  const std::string said = ::testing::internal::GetCapturedStderr();
-  size_t mentions = 0;
-  for (size_t at = said.find("does not carry"); at != std::string::npos; at = said.find("does not carry", at + 1))
-    ++mentions;
-  std::printf("fallback stderr (%zu mention(s)): %s", mentions, said.c_str());
-  EXPECT_EQ(mentions, 1u);
+  std::printf("fallback: %s\n", run.last.fallback.c_str());
   EXPECT_EQ(test::count_bitwise_diffs(y_a.data(), y_prod.data(), run.n_y), 0);
   EXPECT_EQ(test::count_bitwise_diffs(y_b.data(), y_prod.data(), run.n_y), 0);
 }
 
-// STRATA_PF_FUSED_NATIVE=0 keeps native-block layers (all of them in this build) on production.
-TEST(FusedFallback, NativeSwitchOffRunsProductionAndSaysSoOnce) {
+// Each fused arm named on its own runs as named where it carries the layer and the device has
+// it, and the report says so; fused-hopper off sm_90a falls back to fused-sm80 and says why.
+TEST(FusedFallback, NamedArmsRunAsNamed) {
   STRATA_REQUIRE_GPU();
   const test::MoeVectors v = test::load_moe_vectors(0);
   const LayerInputs in = v.inputs();
   test::DeviceLayerCopy dev = test::upload_layer(v.layer.weights);
   DeviceRun run(in, v.layer.weights.d);
   cuda::Workspace ws;
-  ASSERT_TRUE(cuda::fused::use_fused(Arm::kFused, dev.weights));
-  EXPECT_FALSE(cuda::fused::use_fused(Arm::kProduction, dev.weights));
-  ASSERT_EQ(setenv("STRATA_PF_FUSED_NATIVE", "0", 1), 0);
-  ::testing::internal::CaptureStderr();
-  const bool fused_taken = cuda::fused::use_fused(Arm::kFused, dev.weights);
-  const std::vector<float> y_a = run.run(dev.weights, Arm::kFused, ws);
-  const std::vector<float> y_b = run.run(dev.weights, Arm::kFused, ws);
-  const std::string said = ::testing::internal::GetCapturedStderr();
-  ASSERT_EQ(unsetenv("STRATA_PF_FUSED_NATIVE"), 0);
-  EXPECT_FALSE(fused_taken);
-  size_t mentions = 0;
-  for (size_t at = said.find("STRATA_PF_FUSED_NATIVE=0"); at != std::string::npos;
-       at = said.find("STRATA_PF_FUSED_NATIVE=0", at + 1))
-    ++mentions;
-  EXPECT_EQ(mentions, 1u) << said;
   const std::vector<float> y_prod = run.run(dev.weights, Arm::kProduction, ws);
-  EXPECT_EQ(test::count_bitwise_diffs(y_a.data(), y_prod.data(), run.n_y), 0);
-  EXPECT_EQ(test::count_bitwise_diffs(y_b.data(), y_prod.data(), run.n_y), 0);
+  EXPECT_EQ(run.last.arm, Arm::kProduction);
+  for (Arm arm : {Arm::kFusedSm80, Arm::kFusedHopper, Arm::kFusedWmma}) {
+    SCOPED_TRACE(arm_name(arm));
+    const std::vector<float> y = run.run(dev.weights, arm, ws);
+    if (arm == Arm::kFusedHopper && !cuda::fused_hopper::hopper_available()) {
+      EXPECT_EQ(run.last.arm, Arm::kFusedSm80);
+      EXPECT_NE(run.last.fallback.find("sm_90a"), std::string::npos) << run.last.fallback;
+    } else {
+      EXPECT_EQ(run.last.arm, arm) << run.last.fallback;
+      EXPECT_EQ(run.last.fallback, "");
+    }
+    EXPECT_EQ(run.last.numerics, Numerics::kQ8);
+    EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_prod.data(), run.n_y), 0);
+  }
 }
 
 }  // namespace

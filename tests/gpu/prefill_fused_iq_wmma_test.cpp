@@ -352,9 +352,9 @@ TEST(WmmaDeviceTraps, EveryRowOfAnIq3sTileDecodedOnDevice) {
 }
 
 // ---- selection ------------------------------------------------------------------------------
-// STRATA_PF_FUSED=1 STRATA_PF_FUSED_WMMA=1 selects the arm (Arm::kFused plus the WMMA switch); a
-// layer it does not carry falls back and says so once. Host logic only: runs without a GPU.
-TEST(WmmaSelection, EnvironmentAndCoverage) {
+// Arm::kFusedWmma selects the arm through the registry; a layer it does not carry falls back and
+// the report says why. Host logic only: runs without a GPU.
+TEST(WmmaSelection, RegistryChoiceAndCoverage) {
   synth::LayerSpec spec;
   spec.d = 256;
   spec.f = 256;
@@ -364,23 +364,16 @@ TEST(WmmaSelection, EnvironmentAndCoverage) {
   spec.gate_type = spec.up_type = GgmlType::Q2_0;
   spec.down_type = GgmlType::IQ3_S;
   const synth::SyntheticLayer uncovered = synth::make_layer(spec);
-  ASSERT_EQ(unsetenv("STRATA_PF_FUSED_WMMA"), 0);
-  EXPECT_FALSE(wmma::use_wmma(Arm::kFused, covered.weights));
-  ASSERT_EQ(setenv("STRATA_PF_FUSED_WMMA", "1", 1), 0);
-  EXPECT_TRUE(wmma::use_wmma(Arm::kFused, covered.weights));
-  EXPECT_FALSE(wmma::use_wmma(Arm::kProduction, covered.weights));
-  ::testing::internal::CaptureStderr();
-  const bool first = wmma::use_wmma(Arm::kFused, uncovered.weights);
-  const bool second = wmma::use_wmma(Arm::kFused, uncovered.weights);
-  const std::string said = ::testing::internal::GetCapturedStderr();
-  ASSERT_EQ(unsetenv("STRATA_PF_FUSED_WMMA"), 0);
-  EXPECT_FALSE(first);
-  EXPECT_FALSE(second);
-  size_t mentions = 0;
-  for (size_t at = said.find("fused-wmma arm does not carry"); at != std::string::npos;
-       at = said.find("fused-wmma arm does not carry", at + 1))
-    ++mentions;
-  EXPECT_EQ(mentions, 1u) << said;
+  EXPECT_TRUE(wmma::wmma_supports(covered.weights));
+  const RunReport chosen = cuda::choose(covered.weights, Arm::kFusedWmma, Numerics::kQ8);
+  EXPECT_EQ(chosen.arm, Arm::kFusedWmma);
+  EXPECT_EQ(chosen.fallback, "");
+  EXPECT_NE(cuda::choose(covered.weights, Arm::kFused, Numerics::kQ8).arm, Arm::kFusedWmma)
+      << "fused-wmma runs only when named";
+  const RunReport fell = cuda::choose(uncovered.weights, Arm::kFusedWmma, Numerics::kQ8);
+  EXPECT_EQ(fell.arm, Arm::kProduction);
+  EXPECT_NE(fell.fallback.find("fused-wmma (cuda q8) does not carry gate q2_0"), std::string::npos)
+      << fell.fallback;
 }
 
 }  // namespace

@@ -340,11 +340,13 @@ TEST(BenchCell, ArmsParseAsExactlyTwoKnownNames) {
   EXPECT_THROW(parse_arms("production,fused,fused"), Error);
   EXPECT_THROW(parse_arms("production,wmma"), Error);
   const auto sm80 = parse_arms("fused,fused-sm80");
-  EXPECT_EQ(sm80[1].arm, Arm::kFused);
-  EXPECT_TRUE(sm80[1].sm80);
-  EXPECT_FALSE(sm80[0].sm80);
-  EXPECT_FALSE(sm80[1].wmma);
+  EXPECT_EQ(sm80[0].arm, Arm::kFused);
+  EXPECT_EQ(sm80[1].arm, Arm::kFusedSm80);
+  const auto named = parse_arms("fused-hopper,fused-wmma");
+  EXPECT_EQ(named[0].arm, Arm::kFusedHopper);
+  EXPECT_EQ(named[1].arm, Arm::kFusedWmma);
   EXPECT_TRUE(arms_claim_bitwise(Arm::kProduction, Arm::kFused));
+  EXPECT_TRUE(arms_claim_bitwise(Arm::kFusedWmma, Arm::kFusedHopper));
   EXPECT_DOUBLE_EQ(layer_ops(4096, 8, 2048, 512), 2.0 * 4096 * 8 * 3 * 2048 * 512);
 }
 

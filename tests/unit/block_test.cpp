@@ -540,11 +540,19 @@ TEST_P(ArchBlock, RunsAsTheReferenceAndBitwiseOnEveryArm) {
   std::vector<float> y = test::poisoned(T * ref.d), y_fused = test::poisoned(T * ref.d);
   std::vector<int32_t> ids, ids_fused;
   std::vector<float> w, w_fused;
-  RunOptions one_thread;
+  // q8 named: the pieces below are checked against the q8 CPU arm.
+  RunOptions production;
+  production.arm = Arm::kProduction;
+  production.numerics = Numerics::kQ8;
+  RunOptions one_thread = production;
   one_thread.threads = 1;
-  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kProduction, RunOptions{}, y.data(), &ids, &w);
-  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kFused, one_thread, y_fused.data(), &ids_fused,
-             &w_fused);
+  one_thread.arm = Arm::kFused;
+  EXPECT_EQ(runner.run(x.data(), T, nullptr, nullptr, 0, production, y.data(), &ids, &w).arm, Arm::kProduction);
+  const RunReport fused = runner.run(x.data(), T, nullptr, nullptr, 0, one_thread, y_fused.data(), &ids_fused,
+                                     &w_fused);
+  EXPECT_EQ(fused.arm, Arm::kFused);
+  EXPECT_EQ(fused.numerics, Numerics::kQ8);
+  EXPECT_EQ(fused.fallback, "");
   EXPECT_EQ(ids, ids_fused);
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_fused.data(), T * ref.d), 0);
   test::check_routing(ref, x.data(), T, ids.data(), w.data(), 1e-5);
@@ -594,7 +602,16 @@ TEST_P(ArchBlock, RunsAsTheReferenceAndBitwiseOnEveryArm) {
   ASSERT_EQ(plans.size(), static_cast<size_t>(c.lead_dense + 1));
   EXPECT_EQ(plans.back().kind, gguf::BlockKind::kMoe);
   EXPECT_EQ(plans.back().cpu, "");
-  EXPECT_NE(plans.back().cuda, "");  // Q8_0 has no CUDA arm
+  // The CUDA column is the registry's: either some CUDA arm carries q8_0 or the reason names it.
+  EXPECT_EQ(plans.back().cuda.empty(), !plans.back().cuda_q8.empty() || !plans.back().cuda_q10.empty());
+  const std::string& cuda_why = plans.back().cuda;
+  if (!cuda_why.empty()) {
+    EXPECT_TRUE(cuda_why.find("q8_0") != std::string::npos || cuda_why.find("without CUDA") != std::string::npos ||
+                cuda_why.find("on the cpu backend only") != std::string::npos)
+        << cuda_why;
+  }
+  EXPECT_EQ(plans.back().cpu_q8, (std::vector<std::string>{"production", "fused"}));
+  EXPECT_EQ(plans.back().cpu_q10, (std::vector<std::string>{"production", "fused"}));
   for (int l = 0; l < c.lead_dense; ++l) EXPECT_EQ(plans[l].kind, gguf::BlockKind::kDense);
 }
 
@@ -804,8 +821,12 @@ TEST(BlockApi, CApiMatchesTheLibraryBlock) {
   std::vector<float> y_lib = test::poisoned(T * d);
   std::vector<int32_t> ids_lib;
   std::vector<float> w_lib;
-  runner.run(x.data(), T, nullptr, nullptr, 0, Arm::kFused, RunOptions{}, y_lib.data(), &ids_lib,
-             &w_lib);
+  // Both name no profile (the C API's block above neither): the default, q10 on the CPU backend.
+  RunOptions fused;
+  fused.arm = Arm::kFused;
+  const RunReport ran = runner.run(x.data(), T, nullptr, nullptr, 0, fused, y_lib.data(), &ids_lib, &w_lib);
+  EXPECT_EQ(ran.numerics, Numerics::kQ10);
+  EXPECT_EQ(ran.arm, Arm::kFused);
   EXPECT_EQ(ids_out, ids_lib);
   EXPECT_EQ(test::count_bitwise_diffs(w_out.data(), w_lib.data(), T * 3), 0);
   EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_lib.data(), T * d), 0);

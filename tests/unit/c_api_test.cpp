@@ -74,22 +74,31 @@ TEST(CApi, RunEqualsRunLayerCpuBitwise) {
     strata_moe_run_options options = strata_moe::run_options();
     options.arm = c_arm;
     options.threads = 2;
+    options.numerics = STRATA_MOE_NUMERICS_Q8;
+    strata_moe_run_report report{};
+    report.struct_size = sizeof(report);
+    options.report = &report;
     layer.run(fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k,
               y_api.data(), &options);
+    EXPECT_EQ(report.arm, c_arm) << "the report names the arm that ran";
+    EXPECT_EQ(report.numerics, STRATA_MOE_NUMERICS_Q8);
+    EXPECT_STREQ(report.fallback, "");
     run_layer_cpu(w,
                   LayerInputs{fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(),
                               fx.n_tokens, fx.k},
                   arm, 1, y_ref.data());
     EXPECT_EQ(test::count_bitwise_diffs(y_api.data(), y_ref.data(), n_y), 0);
   }
-  // Default options (NULL): the environment's arm; both arms agree bitwise, so the result must too.
+  // Default options (NULL): the environment's arm, and (no STRATA_NUMERICS) q10, which the CPU
+  // backend carries for every format; both arms agree bitwise, so the result must too.
+  ASSERT_EQ(unsetenv("STRATA_NUMERICS"), 0);
   std::vector<float> y_default = test::poisoned(n_y), y_ref = test::poisoned(n_y);
   layer.run(fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k,
             y_default.data());
   run_layer_cpu(
       w,
       LayerInputs{fx.x.data(), fx.routing.ids.data(), fx.routing.weights.data(), fx.n_tokens, fx.k},
-      Arm::kProduction, 1, y_ref.data());
+      Arm::kProduction, 1, y_ref.data(), nullptr, Numerics::kQ10);
   EXPECT_EQ(test::count_bitwise_diffs(y_default.data(), y_ref.data(), n_y), 0);
 }
 
@@ -116,19 +125,26 @@ TEST(CApi, NumericsProfileIsPartOfTheCall) {
     layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y.data(), &options);
     EXPECT_EQ(test::count_bitwise_diffs(y.data(), y_q10.data(), n_y), 0);
   }
-  // A caller built against the first header version (no numerics field) gets the default.
+  // A caller built against the first header version (no numerics field) gets the default: q10,
+  // which the CPU backend carries for this layer.
   strata_moe_run_options old = strata_moe::run_options();
   old.struct_size = offsetof(strata_moe_run_options, numerics);
-  old.numerics = STRATA_MOE_NUMERICS_Q10;  // beyond struct_size: must not be read
+  old.numerics = STRATA_MOE_NUMERICS_Q8;  // beyond struct_size: must not be read
   std::vector<float> y_old = test::poisoned(n_y);
   ASSERT_EQ(unsetenv("STRATA_NUMERICS"), 0);
   layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y_old.data(), &old);
-  EXPECT_EQ(test::count_bitwise_diffs(y_old.data(), y_q8.data(), n_y), 0);
+  EXPECT_EQ(test::count_bitwise_diffs(y_old.data(), y_q10.data(), n_y), 0);
   // STRATA_NUMERICS decides a call that names no profile; a bad value is an error naming it.
-  ASSERT_EQ(setenv("STRATA_NUMERICS", "q10", 1), 0);
+  ASSERT_EQ(setenv("STRATA_NUMERICS", "q8", 1), 0);
   std::vector<float> y_env = test::poisoned(n_y);
-  layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y_env.data());
-  EXPECT_EQ(test::count_bitwise_diffs(y_env.data(), y_q10.data(), n_y), 0);
+  strata_moe_run_options with_report = strata_moe::run_options();
+  strata_moe_run_report report{};
+  report.struct_size = sizeof(report);
+  with_report.report = &report;
+  layer.run(in.x, in.ids, in.weights, in.n_tokens, in.k, y_env.data(), &with_report);
+  EXPECT_EQ(test::count_bitwise_diffs(y_env.data(), y_q8.data(), n_y), 0);
+  EXPECT_EQ(report.numerics, STRATA_MOE_NUMERICS_Q8) << "the report names the profile that ran";
+  EXPECT_EQ(report.arm, STRATA_MOE_ARM_PRODUCTION);
   ASSERT_EQ(setenv("STRATA_NUMERICS", "q9", 1), 0);
   std::vector<float> y_bad = test::poisoned(n_y);
   expect_names(strata_moe_layer_run(layer.get(), in.x, in.ids, in.weights, in.n_tokens, in.k,

@@ -83,14 +83,13 @@ class CudaSession final : public Session {
                           prop.l2CacheSize >> 20);
     device_name_ = prop.name;
     for (const MoeLayerWeights& host : inputs_.weight_sets) {
-      // Each arm's profile is checked per cell (run); here, that some CUDA arm carries it.
-      require(cuda::production_supports(host) || cuda::fused_q10::q10_fused_supports(host),
-              Status::kUnsupported,
-              fmt::format("--backend cuda: no CUDA arm carries gate {} / up {} / down {} (q8: "
-                          "iq3_s and q2_0; q10: {})",
-                          ggml_type_name(host.gate.type), ggml_type_name(host.up.type),
-                          ggml_type_name(host.down.type),
-                          cuda::fused_q10::q10_fused_refusal(host)));
+      // Each arm of the cell must run as named on this layer and device: a fallback would time
+      // another arm under its name.
+      for (const bench::ArmChoice& arm : inputs_.cell.arms) {
+        const RunReport chosen = cuda::choose(host, arm.arm, arm.numerics);
+        require(chosen.fallback.empty(), Status::kUnsupported,
+                fmt::format("--backend cuda: arm {} does not run this cell: {}", arm.name, chosen.fallback));
+      }
       DeviceLayer& d = layers_.emplace_back();
       d.gate = upload(host.gate);
       d.up = upload(host.up);
@@ -173,12 +172,11 @@ bench::UnitTime CudaRunner::run(int slot, size_t unit) {
   d.k = cell_.k;
   cuda::PhaseTimes times;
   const bench::ArmChoice& arm = cell_.arms[static_cast<size_t>(slot)];
-  // fused-wmma and fused-sm80 are chosen inside the fused path by the same switches a user sets.
-  setenv("STRATA_PF_FUSED_WMMA", arm.wmma ? "1" : "0", 1);
-  setenv("STRATA_PF_FUSED_HOPPER", arm.sm80 ? "0" : "1", 1);
   // NOTE: with `times` run_layer waits for its last event, so units never overlap on the device.
-  cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm, session_.workspace_,
-                  session_.stream_, session_.y_.get(), &times, arm.numerics);
+  const RunReport ran = cuda::run_layer(session_.layers_[layer_set].weights, d, arm.arm, session_.workspace_,
+                                        session_.stream_, session_.y_.get(), &times, arm.numerics);
+  require(ran.fallback.empty() && ran.numerics == arm.numerics, Status::kInternal,
+          fmt::format("bench: arm {} ran as {} ({})", arm.name, arm_name(ran.arm), ran.fallback));
   bench::UnitTime t;
   t.total_us = times.total_us;
   t.phase_us = {times.quantize_us, times.group_us, times.gate_up_us,

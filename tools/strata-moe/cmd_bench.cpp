@@ -71,7 +71,7 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
   cell.arms = bench::parse_arms(a.arms);
   if (!a.numerics.empty()) bench::apply_numerics(cell.arms, a.numerics);
   for (const bench::ArmChoice& arm : cell.arms)
-    require(!((arm.wmma || arm.sm80) && a.backend == "cpu"), Status::kInvalidArgument,
+    require(!cpu || arm.arm == Arm::kProduction || arm.arm == Arm::kFused, Status::kInvalidArgument,
             "--arms: " + arm.name + " is a CUDA arm; the CPU backend has production and fused");
   cell.gate_up_type = format_arg(a.gate_up, "--gate-up");
   cell.down_type = format_arg(a.down, "--down");

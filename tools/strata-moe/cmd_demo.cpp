@@ -107,13 +107,13 @@ int64_t count_differing(const float* a, const float* b, int64_t n) {
 std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInputs& in,
                                  int threads, Numerics numerics) {
   std::unique_ptr<LayerBackend> backend = make_cpu_backend(weights);
-  RunOptions options;
-  options.threads = threads;
-  options.numerics = numerics;
-  const std::pair<const char*, Arm> arms[2] = {{"production", Arm::kProduction},
-                                               {"fused", Arm::kFused}};
   std::vector<ArmRun> runs;
-  for (const auto& [name, arm] : arms) {
+  for (Arm arm : {Arm::kProduction, Arm::kFused}) {
+    RunOptions options;
+    options.threads = threads;
+    options.arm = arm;
+    options.numerics = numerics;
+    const char* name = arm_name(backend->choose(options).arm);
     ArmRun& run = runs.emplace_back();
     run.name = name;
     run.numerics = numerics;
@@ -125,7 +125,7 @@ std::vector<ArmRun> run_cpu_arms(const MoeLayerWeights& weights, const LayerInpu
     step(label.c_str(), [&] {
       for (int rep = 0; rep < 3; ++rep) {
         const auto start = Clock::now();
-        backend->run(in, arm, options, run.y.data());
+        backend->run(in, options, run.y.data());
         if (rep > 0) run.ms = std::min(run.ms, 1e3 * seconds_since(start));
       }
       return 0;

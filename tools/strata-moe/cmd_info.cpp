@@ -3,6 +3,7 @@
 // which backends and arms run it -- or why not (the same checks `run` makes).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -81,18 +82,35 @@ std::string shape_text(const std::vector<int64_t>& ne) {
   return fmt::format("[{}]", fmt::join(ne, ", "));
 }
 
-// Where a layer runs: "production, fused (q8)" or "no: <reason>".
+// The arms of one profile, from the arm registry (the plan's lists): "q8: production, fused".
+std::string profile_text(const char* profile, const std::vector<std::string>& arms) {
+  return fmt::format("{}: {}", profile, arms.empty() ? std::string("none") : fmt::format("{}", fmt::join(arms, ", ")));
+}
+
+// Where a layer runs: "q8: production, fused; q10: production, fused" or "cannot run: <reason>".
 std::string cpu_text(const gguf::BlockPlan& p) {
   if (p.kind == gguf::BlockKind::kDense) return "skipped: a dense FFN layer, not an MoE block";
-  return p.cpu.empty() ? "production, fused (profiles q8 and q10)" : "cannot run: " + p.cpu;
+  if (!p.cpu.empty()) return "cannot run: " + p.cpu;
+  return profile_text("q8", p.cpu_q8) + "; " + profile_text("q10", p.cpu_q10);
 }
 std::string cuda_text(const gguf::BlockPlan& p) {
   if (p.kind == gguf::BlockKind::kDense || !p.cpu.empty()) return "-";
   if (!p.cuda.empty()) return "cannot run: " + p.cuda;
-  // q10 has one CUDA arm over the same formats as q8's: the fused kernels (wgmma f16 on sm_90a,
-  // mma.sync f16 elsewhere).
-  return fmt::format("{} (profile q8); fused (profile q10){}", fmt::join(p.cuda_arms, ", "),
-                     cuda_device_count() > 0 ? "" : "; no CUDA device in this build or machine");
+  return fmt::format("{}; {}{}", profile_text("q8", p.cuda_q8), profile_text("q10", p.cuda_q10),
+                     cuda_device_count() > 0 ? "" : " (no CUDA device visible)");
+}
+
+// The default profile of a run naming none: q10 where the backend has a q10 arm, else q8.
+const char* default_profile(const std::vector<std::string>& q8, const std::vector<std::string>& q10) {
+  return !q10.empty() ? "q10" : !q8.empty() ? "q8" : "";
+}
+
+// Union of two lists of arm names, first-seen order.
+std::vector<std::string> all_arms(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> out = a;
+  for (const std::string& x : b)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
 }
 
 nlohmann::json split_json(const gguf::SplitInfo& s) {
@@ -146,16 +164,15 @@ void print_json(const gguf::Model& model, const std::vector<gguf::BlockPlan>& pl
          {"extras", p.extras},
          {"cpu",
           {{"runs", p.kind == gguf::BlockKind::kMoe && p.cpu.empty()},
-           {"arms",
-            p.cpu.empty() ? nlohmann::json{"production", "fused"} : nlohmann::json::array()},
-           {"profiles", p.cpu.empty() ? nlohmann::json{"q8", "q10"} : nlohmann::json::array()},
+           {"arms", all_arms(p.cpu_q8, p.cpu_q10)},
+           {"profiles", {{"q8", p.cpu_q8}, {"q10", p.cpu_q10}}},
+           {"default_profile", default_profile(p.cpu_q8, p.cpu_q10)},
            {"text", cpu_text(p)}}},
          {"cuda",
           {{"runs", p.cpu.empty() && p.cuda.empty()},
-           {"arms", p.cuda_arms},
-           {"profiles", p.cpu.empty() && p.cuda.empty() ? nlohmann::json{"q8", "q10"}
-                                                        : nlohmann::json::array()},
-           {"q10_arm", p.cpu.empty() && p.cuda.empty() ? "fused" : ""},
+           {"arms", all_arms(p.cuda_q8, p.cuda_q10)},
+           {"profiles", {{"q8", p.cuda_q8}, {"q10", p.cuda_q10}}},
+           {"default_profile", default_profile(p.cuda_q8, p.cuda_q10)},
            {"text", cuda_text(p)}}}});
   }
   out["layers"] = layers;

@@ -135,19 +135,19 @@ int run(const RunArgs& args) {
                         args.layer));
   }
 
-  Arm arm = arm_from_env();
-  if (args.arm == "production") arm = Arm::kProduction;
-  if (args.arm == "fused") arm = Arm::kFused;
-  BlockRunner runner(block, args.backend);
-  std::vector<float> y(static_cast<size_t>(n_tokens * w.d));
+  // The flags name the arm and profile; the environment is the default of what they leave unset.
   RunOptions options;
   options.threads = args.threads;
-  options.numerics = args.numerics.empty() ? numerics_from_env() : *parse_numerics(args.numerics);
+  const EnvDefaults env = defaults_from_env();
+  options.arm = args.arm.empty() ? env.arm : parse_arm(args.arm);
+  options.numerics = args.numerics.empty() ? env.numerics : parse_numerics(args.numerics);
+  BlockRunner runner(block, args.backend);
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.d));
   std::vector<int32_t> ids_used;
   std::vector<float> weights_used;
-  runner.run(x.f32(), n_tokens, ids.empty() ? nullptr : ids.data(),
-             weights.empty() ? nullptr : weights.data(), k, arm, options, y.data(), &ids_used,
-             &weights_used);
+  const RunReport ran = runner.run(x.f32(), n_tokens, ids.empty() ? nullptr : ids.data(),
+                                   weights.empty() ? nullptr : weights.data(), k, options, y.data(), &ids_used,
+                                   &weights_used);
 
   npy::write(out, npy::DType::F32, {n_tokens, w.d}, y.data());
   if (ids_out != nullptr) npy::write(*ids_out, npy::DType::I32, {n_tokens, k}, ids_used.data());
@@ -156,13 +156,16 @@ int run(const RunArgs& args) {
   outputs.commit();
   std::string extras;
   for (const std::string& e : built->plan.extras) extras += "; " + e;
-  std::fprintf(stderr, "layer %d (%s): %lld tokens, k=%d, %s%s; %s arm, %s numerics on %s -> %s\n",
+  // The last line names the arm and profile that ran (and why a requested arm did not).
+  const std::string fallback =
+      ran.fallback.empty() ? "" : fmt::format(" (requested {}: {})", options.arm ? arm_name(*options.arm) : "default",
+                                              printable(ran.fallback));
+  std::fprintf(stderr, "layer %d (%s): %lld tokens, k=%d, %s%s; %s arm, %s numerics on %s%s -> %s\n",
                args.layer, printable(model.architecture()).c_str(),
                static_cast<long long>(n_tokens), k,
                args.ids.empty() ? built->plan.routing.c_str() : "ids and weights given",
-               extras.c_str(), arm == Arm::kFused ? "fused" : "production",
-               numerics_name(options.numerics), runner.backend_name(),
-               printable(args.out).c_str());
+               extras.c_str(), arm_name(ran.arm), numerics_name(ran.numerics), runner.backend_name(),
+               fallback.c_str(), printable(args.out).c_str());
   return 0;
 }
 
@@ -181,11 +184,15 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_option("--weights-out", args->weights_out, "write the weights used, f32 [T, k] .npy");
   cmd->add_option("--out", args->out, "output y, f32 [T, d] .npy")->required();
   cmd->add_option("--backend", args->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--arm", args->arm, "production or fused (overrides STRATA_PF_FUSED)")
-      ->check(CLI::IsMember({"production", "fused"}));
+  cmd->add_option("--arm", args->arm,
+                  "production, fused, fused-sm80, fused-hopper or fused-wmma (overrides STRATA_PF_FUSED; "
+                  "default production, on CUDA under q10 fused)")
+      ->check(CLI::IsMember({"production", "fused", "fused-sm80", "fused-hopper", "fused-wmma"}));
   cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
       ->check(integer_in(0, limits::kMaxThreads));
-  cmd->add_option("--numerics", args->numerics, "q8 or q10 (overrides STRATA_NUMERICS; default q8)")
+  cmd->add_option("--numerics", args->numerics,
+                  "q8 or q10 (overrides STRATA_NUMERICS; default q10 where the backend has a q10 arm for "
+                  "the layer, else q8)")
       ->check(CLI::IsMember({"q8", "q10"}));
   cmd->add_option("--k", args->k, "experiment: route to k experts instead of expert_used_count")
       ->check(integer_in(1, limits::kMaxExpertsPerToken));

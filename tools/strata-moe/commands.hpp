@@ -18,5 +18,6 @@ Runner add_dequant_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
 Runner add_demo_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
+Runner add_support_command(CLI::App& app);
 
 }  // namespace strata::cli

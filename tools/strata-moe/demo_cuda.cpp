@@ -7,15 +7,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <optional>
-#include <string_view>
 
 #include "cuda/backend/run_layer.hpp"
-#include "cuda/fused_q10/q10_arm.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
-#include "cuda/fused_hopper/hopper_arm.hpp"
 #endif
 
 namespace strata::cli::demo {
@@ -64,28 +59,6 @@ struct Timer {
   }
 };
 
-// Restores the caller's value of an environment switch when the arms are done (or one throws).
-class EnvGuard {
- public:
-  explicit EnvGuard(const char* name) : name_(name) {
-    if (const char* v = std::getenv(name)) saved_ = v;
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-  ~EnvGuard() { set(saved_ ? saved_->c_str() : nullptr); }
-
-  void set(const char* value) const {
-    if (value != nullptr)
-      setenv(name_, value, 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> saved_;
-};
-
 }  // namespace
 
 DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in,
@@ -112,37 +85,31 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
   cuda::DeviceBuffer<float> y(T * d);
   const cuda::DeviceInputs device_in{x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
 
-  struct ArmChoice {
-    const char* name;
-    Arm arm;
-    const char* wmma_env;    // value of STRATA_PF_FUSED_WMMA for the call, null: unset
-    const char* hopper_env;  // value of STRATA_PF_FUSED_HOPPER for the call, null: unset
-  };
-  // "fused" is the fused-hopper arm on sm_90a and the sm_80 fused kernels elsewhere; fused-sm80
-  // forces the latter, so an H200 shows both.
-  const ArmChoice choices[] = {{"production", Arm::kProduction, nullptr, nullptr},
-                               {"fused", Arm::kFused, nullptr, nullptr},
-                               {"fused-sm80", Arm::kFused, nullptr, "0"},
-                               {"fused-wmma", Arm::kFused, "1", nullptr}};
+  // Each arm the device runs for this layer in the profile, once: a request that would fall back
+  // (or name an arm already run, as fused does: it is fused-hopper or fused-sm80) is skipped.
+  const Arm requests[] = {Arm::kProduction, Arm::kFused, Arm::kFusedSm80, Arm::kFusedWmma};
   Timer timer;
   cuda::Workspace workspace;
-  const EnvGuard wmma_guard("STRATA_PF_FUSED_WMMA"), hopper_guard("STRATA_PF_FUSED_HOPPER");
-  const bool q10 = numerics == Numerics::kQ10;
-  for (const ArmChoice& choice : choices) {
-    // q10 has one CUDA arm in this version, the fused kernels (wgmma f16 on sm_90a, else mma.sync).
-    if (q10 && std::string_view(choice.name) != "fused-sm80") continue;
-    if (!q10 && std::string_view(choice.name) == "fused-sm80" && !cuda::fused_hopper::hopper_available()) continue;
-    wmma_guard.set(choice.wmma_env);
-    hopper_guard.set(choice.hopper_env);
+  std::vector<Arm> done;
+  for (Arm request : requests) {
+    RunReport chosen;
+    try {
+      chosen = cuda::choose(layer, request, numerics);
+    } catch (const Error& e) {
+      if (e.status() != Status::kUnsupported) throw;
+      continue;
+    }
+    if (!chosen.fallback.empty() || std::find(done.begin(), done.end(), chosen.arm) != done.end()) continue;
+    done.push_back(chosen.arm);
     // NaN bits first, so an arm that leaves rows unwritten cannot pass as equal to the previous one.
     STRATA_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xFF, T * d * sizeof(float), timer.stream));
     // Warm-up: grows the workspace (cudaMalloc) and loads the kernels outside the timed runs.
-    cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get(), nullptr, numerics);
+    cuda::run_chosen(layer, device_in, chosen, workspace, timer.stream, y.get());
     STRATA_CUDA_CHECK(cudaStreamSynchronize(timer.stream));
     std::vector<float> ms(static_cast<size_t>(timed_runs));
     for (float& t : ms) {
       STRATA_CUDA_CHECK(cudaEventRecord(timer.start, timer.stream));
-      cuda::run_layer(layer, device_in, choice.arm, workspace, timer.stream, y.get(), nullptr, numerics);
+      cuda::run_chosen(layer, device_in, chosen, workspace, timer.stream, y.get());
       STRATA_CUDA_CHECK(cudaEventRecord(timer.stop, timer.stream));
       STRATA_CUDA_CHECK(cudaEventSynchronize(timer.stop));
       STRATA_CUDA_CHECK(cudaEventElapsedTime(&t, timer.start, timer.stop));
@@ -150,11 +117,7 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
     std::sort(ms.begin(), ms.end());
     const size_t mid = ms.size() / 2;
     DeviceArmRun& run = out.arms.emplace_back();
-    // On sm_90a the plain fused request runs the fused-hopper arm: the table says which one ran.
-    const bool hopper = !q10 && std::string_view(choice.name) == "fused" && cuda::fused_hopper::use_hopper(choice.arm, layer);
-    run.name = hopper ? "fused-hopper" : choice.name;
-    // q10's CUDA arm runs its Hopper kernels on sm_90a, its mma.sync f16 ones elsewhere.
-    if (q10) run.name = cuda::fused_q10::use_q10_hopper(layer) ? "fused-hopper" : "fused-sm80";
+    run.name = arm_name(chosen.arm);  // the arm that ran, as the registry chose it
     run.median_ms = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (double{ms[mid - 1]} + double{ms[mid]});
     run.y.resize(T * d);
     STRATA_CUDA_CHECK(cudaMemcpyAsync(run.y.data(), y.get(), T * d * sizeof(float),

@@ -6,12 +6,12 @@
 
 #include "pipeline/layer.hpp"
 #include "pipeline/numerics.hpp"
-#include "reference/oracle.hpp"
+#include "pipeline/run.hpp"
 
 namespace strata::cli::demo {
 
 struct DeviceArmRun {
-  std::string name;      // "production", "fused", "fused-sm80" (sm_90a only), "fused-wmma"
+  std::string name;      // the arm that ran: "production", "fused-hopper", "fused-sm80", "fused-wmma"
   double median_ms = 0;  // device time of one layer, median of the timed runs
   std::vector<float> y;  // [T, d] output of the arm's last run, copied to the host
 };
@@ -21,13 +21,10 @@ struct DeviceRuns {
   std::vector<DeviceArmRun> arms;
 };
 
-// Production, fused (STRATA_PF_FUSED_WMMA and STRATA_PF_FUSED_HOPPER unset for the call: the
-// fused-hopper arm on sm_90a), fused-sm80 (STRATA_PF_FUSED_HOPPER=0; only where the fused-hopper arm
-// runs) and fused-wmma (STRATA_PF_FUSED_WMMA=1; the caller's values are restored afterwards): one warm-up
-// run each, then `timed_runs` timed runs. Throws kUnsupported in a build without CUDA or on a
-// machine without a visible device.
-// With Numerics::kQ10: the q10 arm alone, named fused-hopper where its sm_90a kernels run, else
-// fused-sm80 (mma.sync f16).
+// Every CUDA arm of the profile that carries the layer on this device, named as the registry chose
+// it (production, fused-hopper where it runs, fused-sm80, fused-wmma; under q10 there is no
+// production arm): one warm-up run each, then `timed_runs` timed runs. Throws kUnsupported in a
+// build without CUDA or on a machine without a visible device.
 DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs& in, int timed_runs,
                          Numerics numerics = Numerics::kQ8);
 

@@ -1,4 +1,4 @@
-// strata-moe: info, dequant, run, demo, bench.
+// strata-moe: info, dequant, run, demo, bench, support.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -40,7 +40,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
   // CLI11 appends a second line on some errors; the first one carries the reason.
   if (const size_t newline = message.find('\n'); newline != std::string::npos)
     message.resize(newline);
-  if (!any_parsed && argc <= 1) message += " (known: info, dequant, run, demo, bench)";
+  if (!any_parsed && argc <= 1) message += " (known: info, dequant, run, demo, bench, support)";
   return message;
 }
 
@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   add(&strata::cli::add_run_command);
   add(&strata::cli::add_demo_command);
   add(&strata::cli::add_bench_command);
+  add(&strata::cli::add_support_command);
 
   try {
     app.parse(argc, argv);

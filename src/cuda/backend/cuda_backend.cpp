@@ -77,7 +77,12 @@ class CudaBackend final : public LayerBackend {
 
   const char* name() const override { return "cuda"; }
 
-  void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+  RunReport choose(const RunOptions& options) const override {
+    return cuda::choose(weights_, options.arm, options.numerics);
+  }
+
+  RunReport run(const LayerInputs& in, const RunOptions& options, float* y) override {
+    const RunReport chosen = choose(options);
     if (in.n_tokens > 0) {
       require_device_pointer(in.x, "x");
       require_device_pointer(in.ids, "ids");
@@ -88,14 +93,14 @@ class CudaBackend final : public LayerBackend {
     const auto stream = static_cast<cudaStream_t>(options.cuda_stream);
     // NOTE: the caller's workspace carries the q8 pipeline; a q10 run still uses the layer's own
     // buffers (Q10Workspace), so it may allocate and synchronise when they grow.
-    if (options.scratch != nullptr && options.numerics == Numerics::kQ8) {
+    if (options.scratch != nullptr && chosen.numerics == Numerics::kQ8) {
       // The caller's workspace: nothing shared with other runs, nothing allocated, no event.
       cuda::Workspace external;
       if (in.n_tokens > 0 && in.k >= 1)
         external.use_external(options.scratch, options.scratch_bytes, in.n_tokens, in.k, weights_.d, weights_.f,
-                              weights_.n_expert);
-      cuda::run_layer(weights_, device_in, arm, external, stream, y, nullptr, options.numerics);
-      return;
+                              weights_.n_expert, chosen.arm);
+      cuda::run_chosen(weights_, device_in, chosen, external, stream, y);
+      return chosen;
     }
     // NOTE: one workspace per layer object. Concurrent runs of one layer take turns enqueueing
     // (the mutex), and each run's stream first waits for the previous run's end (the event), so
@@ -105,17 +110,20 @@ class CudaBackend final : public LayerBackend {
       STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
     else
       STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, last_run_done_, 0));
-    cuda::run_layer(weights_, device_in, arm, workspace_, stream, y, nullptr, options.numerics);
+    cuda::run_chosen(weights_, device_in, chosen, workspace_, stream, y);
     STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
+    return chosen;
   }
 
   ~CudaBackend() override {
     if (last_run_done_ != nullptr) cudaEventDestroy(last_run_done_);
   }
 
-  size_t scratch_bytes(int64_t n_tokens, int k) const override {
+  size_t scratch_bytes(int64_t n_tokens, int k, const RunOptions& options) const override {
     if (n_tokens <= 0 || k < 1) return 0;
-    return cuda::Workspace::external_bytes(n_tokens, k, weights_.d, weights_.f, weights_.n_expert);
+    const RunReport chosen = choose(options);
+    if (chosen.numerics != Numerics::kQ8) return 0;  // q10 runs on the layer's own buffers
+    return cuda::Workspace::external_bytes(n_tokens, k, weights_.d, weights_.f, weights_.n_expert, chosen.arm);
   }
 
   void convert(const void* src, DType from, void* dst, DType to, size_t count, const RunOptions& options) override {
@@ -148,9 +156,14 @@ class HostCudaBackend final : public LayerBackend {
 
   const char* name() const override { return "cuda"; }
 
-  void run(const LayerInputs& in, Arm arm, const RunOptions& options, float* y) override {
+  RunReport choose(const RunOptions& options) const override {
+    return cuda::choose(weights_, options.arm, options.numerics);
+  }
+
+  RunReport run(const LayerInputs& in, const RunOptions& options, float* y) override {
+    const RunReport chosen = choose(options);
     require(in.n_tokens >= 0 && in.k >= 1, Status::kInvalidArgument, "n_tokens, k: out of range");
-    if (in.n_tokens == 0) return;
+    if (in.n_tokens == 0) return chosen;
     validate_routing(in.ids, in.weights, in.n_tokens, in.k, weights_.n_expert, "ids", "weights");
     const auto T = static_cast<size_t>(in.n_tokens), k = static_cast<size_t>(in.k), d = static_cast<size_t>(weights_.d);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -162,10 +175,11 @@ class HostCudaBackend final : public LayerBackend {
     STRATA_CUDA_CHECK(cudaMemcpyAsync(x_.get(), in.x, T * d * sizeof(float), cudaMemcpyHostToDevice, stream));
     STRATA_CUDA_CHECK(cudaMemcpyAsync(ids_.get(), in.ids, T * k * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
     STRATA_CUDA_CHECK(cudaMemcpyAsync(w_.get(), in.weights, T * k * sizeof(float), cudaMemcpyHostToDevice, stream));
-    cuda::run_layer(weights_, cuda::DeviceInputs{x_.get(), ids_.get(), w_.get(), in.n_tokens, in.k}, arm, workspace_,
-                    stream, y_.get(), nullptr, options.numerics);
+    cuda::run_chosen(weights_, cuda::DeviceInputs{x_.get(), ids_.get(), w_.get(), in.n_tokens, in.k}, chosen,
+                     workspace_, stream, y_.get());
     STRATA_CUDA_CHECK(cudaMemcpyAsync(y, y_.get(), T * d * sizeof(float), cudaMemcpyDeviceToHost, stream));
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return chosen;
   }
 
  private:

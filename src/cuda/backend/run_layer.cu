@@ -45,13 +45,16 @@ Workspace::~Workspace() {
 
 const fused_q10::Q10WorkspaceView* Workspace::last_q10() const { return q10_ ? &q10_->last() : nullptr; }
 
-void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert) {
+void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert, Arm arm) {
   const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
   x_codes_.reserve(T * d);
   x_scales_.reserve(T * d / 32);
   x_half_sums_.reserve(T * d / 16);
-  gate_.reserve(P * f);
-  up_.reserve(P * f);
+  // fp32 gate/up rows: the production arm's GEMM output; a fused arm writes them only with keep_h.
+  if (arm == Arm::kProduction || keep_h) {
+    gate_.reserve(P * f);
+    up_.reserve(P * f);
+  }
   if (keep_h) h_.reserve(P * f);
   h_codes_.reserve(P * f);
   h_scales_.reserve(P * f / 32);
@@ -61,48 +64,67 @@ void Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
 }
 
 void Workspace::carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f,
-                      int64_t n_expert) {
+                      int64_t n_expert, Arm arm) {
   const auto T = static_cast<size_t>(n_tokens), P = static_cast<size_t>(n_pairs);
   arena.take(x_codes_, T * d);
   arena.take(x_scales_, T * d / 32);
   arena.take(x_half_sums_, T * d / 16);
-  arena.take(gate_, P * f);
-  arena.take(up_, P * f);
+  if (arm == Arm::kProduction) {
+    arena.take(gate_, P * f);
+    arena.take(up_, P * f);
+  }
   arena.take(h_codes_, P * f);
   arena.take(h_scales_, P * f / 32);
   arena.take(h_half_sums_, P * f / 16);
   arena.take(down_, P * d);
-  arena.take(fused_tile_offsets_, static_cast<size_t>(n_expert) + 1);
+  // Only the gate/up kernels of fused-sm80 and fused-hopper tile differently from the grouping.
+  if (arm == Arm::kFusedSm80 || arm == Arm::kFusedHopper)
+    arena.take(fused_tile_offsets_, static_cast<size_t>(n_expert) + 1);
   grouping_.carve(arena, n_pairs, n_expert);
 }
 
-size_t Workspace::external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert) {
+size_t Workspace::external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert, Arm arm) {
   Workspace counting;
   ArenaCarver arena(nullptr, 0);
-  counting.carve(arena, n_tokens, n_tokens * k, d, f, n_expert);
+  counting.carve(arena, n_tokens, n_tokens * k, d, f, n_expert, arm);
   return arena.used();
 }
 
 void Workspace::use_external(void* base, size_t bytes, int64_t n_tokens, int k, int64_t d, int64_t f,
-                             int64_t n_expert) {
+                             int64_t n_expert, Arm arm) {
   require(!keep_h, Status::kInternal, "workspace: keep_h needs the workspace's own buffers");
   require(reinterpret_cast<uintptr_t>(base) % ArenaCarver::kAlignBytes == 0, Status::kInvalidArgument,
           "workspace: not 256-byte aligned");
   ArenaCarver arena(base, bytes);
-  carve(arena, n_tokens, n_tokens * k, d, f, n_expert);
+  carve(arena, n_tokens, n_tokens * k, d, f, n_expert, arm);
 }
 
 bool production_supports(const MoeLayerWeights& layer) {
   return production::carries(layer.gate.type) && production::carries(layer.up.type) && production::carries(layer.down.type);
 }
 
-void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& ws, cudaStream_t stream,
-               float* y, PhaseTimes* times, Numerics numerics) {
+RunReport choose(const MoeLayerWeights& layer, std::optional<Arm> arm, std::optional<Numerics> numerics) {
+  return choose_arm(cuda_arm_specs(), layer, cuda_device_caps(), arm, numerics).report;
+}
+
+RunReport run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, std::optional<Arm> arm, Workspace& ws,
+                    cudaStream_t stream, float* y, PhaseTimes* times, std::optional<Numerics> numerics) {
+  require(layer.is_plain(), Status::kUnsupported,
+          "run_layer: the CUDA arms compute the plain SwiGLU expert only (no per-expert biases, "
+          "no swiglu-oai)");
+  validate_layer(layer);
+  const RunReport chosen = choose(layer, arm, numerics);
+  run_chosen(layer, in, chosen, ws, stream, y, times);
+  return chosen;
+}
+
+void run_chosen(const MoeLayerWeights& layer, const DeviceInputs& in, const RunReport& chosen, Workspace& ws,
+                cudaStream_t stream, float* y, PhaseTimes* times) {
   // NOTE: before either profile's path: no CUDA kernel computes biases or SwiGLU-OAI.
   require(layer.is_plain(), Status::kUnsupported,
           "run_layer: the CUDA arms compute the plain SwiGLU expert only (no per-expert biases, "
           "no swiglu-oai)");
-  if (numerics == Numerics::kQ10) {
+  if (chosen.numerics == Numerics::kQ10) {
     if (!ws.q10_) ws.q10_ = std::make_unique<fused_q10::Q10Workspace>();
     ws.q10_->keep_h = ws.keep_h;
     if (times != nullptr && !ws.events_ready_) {
@@ -111,7 +133,12 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
     }
     // The q10 kernels expose no phase boundaries here: only the layer's total time.
     if (times != nullptr) STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[0], stream));
-    fused_q10::run_layer_q10(layer, in, *ws.q10_, stream, y);
+    const fused_q10::Q10Kernels kernels = chosen.arm == Arm::kFusedWmma     ? fused_q10::Q10Kernels::kWmma
+                                          : chosen.arm == Arm::kFusedHopper ? fused_q10::Q10Kernels::kHopper
+                                                                            : fused_q10::Q10Kernels::kSm80;
+    require(chosen.arm == Arm::kFusedWmma || chosen.arm == Arm::kFusedHopper || chosen.arm == Arm::kFusedSm80,
+            Status::kInternal, std::string("run_chosen: no q10 CUDA arm ") + arm_name(chosen.arm));
+    fused_q10::run_layer_q10(layer, in, *ws.q10_, stream, y, kernels);
     if (times != nullptr) {
       STRATA_CUDA_CHECK(cudaEventRecord(ws.events_[6], stream));
       STRATA_CUDA_CHECK(cudaEventSynchronize(ws.events_[6]));
@@ -123,9 +150,11 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
     return;
   }
   validate_layer(layer);
-  require_carried(layer.gate);
-  require_carried(layer.up);
-  require_carried(layer.down);
+  if (chosen.arm == Arm::kProduction) {  // the fused arms' own checks run in their launchers
+    require_carried(layer.gate);
+    require_carried(layer.up);
+    require_carried(layer.down);
+  }
   require(in.n_tokens >= 0, Status::kInvalidArgument, "n_tokens: negative");
   require(in.k >= 1 && in.k <= layer.n_expert, Status::kInvalidArgument,
           "k: " + std::to_string(in.k) + " (must be in [1, E = " + std::to_string(layer.n_expert) + "])");
@@ -139,10 +168,15 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
 
   const int64_t T = in.n_tokens, k = in.k, d = layer.d, f = layer.f, E = layer.n_expert;
   const int64_t P = T * k;
-  ws.reserve(T, P, d, f, E);
+  ws.reserve(T, P, d, f, E, chosen.arm);
 
   // Mean pairs per expert picks the tile: a speed choice only (see tile_config.hpp).
   const auto tile = production::choose_tile(P, E);
+  // The grouping's tile offsets are built for the arm that reads them: the chain tile of
+  // fused-wmma (its gate/up and down both), else the production GEMM's (production, and the down
+  // product of fused-sm80 / fused-hopper, whose gate/up kernels build their own).
+  const bool wmma = chosen.arm == Arm::kFusedWmma;
+  const int group_tile_pairs = wmma ? fused_wmma::wmma_tile_pairs() : production::tile_pairs(tile);
   if (times != nullptr && !ws.events_ready_) {
     for (cudaEvent_t& e : ws.events_) STRATA_CUDA_CHECK(cudaEventCreate(&e));
     ws.events_ready_ = true;
@@ -157,14 +191,13 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   mark(1);
   // ---- group the pairs by expert, tile offsets for the persistent GEMMs ------------------
   const DeviceGroupingTables g =
-      launch_group_by_expert(in.ids, T, in.k, E, production::tile_pairs(tile), ws.grouping_, stream);
+      launch_group_by_expert(in.ids, T, in.k, E, group_tile_pairs, ws.grouping_, stream);
   mark(2);
-  // Arm choice: fused-wmma (STRATA_PF_FUSED_WMMA=1), fused-hopper (a fused request on sm_90a),
-  // the sm_80 fused kernels, or production; each falls back for a layer it does not cover and
-  // says so once.
-  const bool wmma = fused_wmma::use_wmma(arm, layer);
-  const bool hopper = !wmma && fused_hopper::use_hopper(arm, layer);
-  const bool fused_gate_up = !wmma && !hopper && fused::use_fused(arm, layer);
+  // The arm chosen once for this call (choose()): fused-wmma, fused-hopper, fused-sm80 or production.
+  const bool hopper = chosen.arm == Arm::kFusedHopper;
+  const bool fused_gate_up = chosen.arm == Arm::kFusedSm80;
+  require(wmma || hopper || fused_gate_up || chosen.arm == Arm::kProduction, Status::kInternal,
+          std::string("run_chosen: no q8 CUDA arm ") + arm_name(chosen.arm));
   const fused::GateUpOutputs h_out{ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(),
                                    ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
                                    ws.keep_h ? ws.up_.get() : nullptr};
@@ -182,7 +215,7 @@ void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Wo
   if (wmma) {
     // ---- fused-wmma arm: gate/up + SwiGLU + requant and down on mma_tile_16 ----------------
     // NOTE: its down product runs here too, so the phase times put down inside gate/up.
-    fused_wmma::run_products(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P, ws.fused_tile_offsets_,
+    fused_wmma::run_products(layer, ws.x_codes_.get(), ws.x_scales_.get(), g, P,
                              {ws.h_codes_.get(), ws.h_scales_.get(), ws.h_half_sums_.get(), ws.down_.get(),
                               ws.keep_h ? ws.h_.get() : nullptr, ws.keep_h ? ws.gate_.get() : nullptr,
                               ws.keep_h ? ws.up_.get() : nullptr},

@@ -1,7 +1,8 @@
 // The CUDA backend's C++ entry point: one MoE layer on device pointers and a stream.
 //
 //   strata::cuda::Workspace ws;                       // reused across layers and calls
-//   strata::cuda::run_layer(layer, inputs, Arm::kProduction, ws, stream, d_y);
+//   RunReport ran = strata::cuda::run_layer(layer, inputs, Arm::kFused, ws, stream, d_y);
+//   // ran.arm: fused-hopper on sm_90a, else fused-sm80 (or production, ran.fallback says why)
 //
 // `layer` is a MoeLayerWeights whose tensor data pointers are device addresses of the native
 // GGUF blocks (2-byte alignment is enough). Everything is enqueued on `stream`; the call does not
@@ -15,11 +16,14 @@
 #include <cstdint>
 #include <memory>
 
-#include "cpu/moe_cpu.hpp"
+#include <optional>
+
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/pipeline/grouping.hpp"
+#include "pipeline/arm_registry.hpp"
 #include "pipeline/layer.hpp"
 #include "pipeline/numerics.hpp"
+#include "pipeline/run.hpp"
 
 namespace strata::cuda {
 
@@ -67,17 +71,20 @@ class Workspace {
   // The intermediates of the last q10 run (null before one).
   const fused_q10::Q10WorkspaceView* last_q10() const;
 
-  // Bytes of a caller's workspace for runs of up to n_tokens x k (keep_h off).
-  static size_t external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert);
+  // Bytes of a caller's workspace for q8 runs of up to n_tokens x k on `arm` (keep_h off): the
+  // fp32 gate/up rows only for production, the gate/up tile offsets only for fused-sm80 and fused-hopper.
+  static size_t external_bytes(int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert, Arm arm);
   // Borrows every buffer from `base` (device memory, external_bytes of it, 256-byte aligned):
-  // runs of up to n_tokens x k then allocate nothing and never synchronise (without `times`).
-  void use_external(void* base, size_t bytes, int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert);
+  // runs of up to n_tokens x k on `arm` then allocate nothing and never synchronise (without `times`).
+  void use_external(void* base, size_t bytes, int64_t n_tokens, int k, int64_t d, int64_t f, int64_t n_expert,
+                    Arm arm);
 
  private:
-  friend void run_layer(const MoeLayerWeights&, const DeviceInputs&, Arm, Workspace&, cudaStream_t, float*,
-                        PhaseTimes*, Numerics);
-  void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
-  void carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
+  friend void run_chosen(const MoeLayerWeights&, const DeviceInputs&, const RunReport&, Workspace&, cudaStream_t,
+                         float*, PhaseTimes*);
+  void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert, Arm arm);
+  void carve(ArenaCarver& arena, int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert,
+             Arm arm);
 
   GroupingWorkspace grouping_;
   DeviceBuffer<int8_t> x_codes_, h_codes_;
@@ -90,15 +97,22 @@ class Workspace {
   std::unique_ptr<fused_q10::Q10Workspace> q10_;  // the q10 arm's buffers, made on its first run
 };
 
-// y: [T, d] f32 on the device. Throws strata::Error: kInvalidArgument naming the argument,
-// kUnsupported naming the tensor and its type when the arm does not carry a format, kCuda.
-// Arm::kFused runs the fused gate/up kernel (src/cuda/fused) where fused::use_fused() allows it,
-// else the production arm (said once on stderr). With keep_h, the fused arm also fills gate/up/h.
-// Numerics::kQ10 runs the q10 profile on its fused kernels (fused_q10::run_layer_q10, whatever
-// `arm`; `times` is not filled) and throws kUnsupported for a layer they do not carry: CUDA has
-// no q10 production arm to fall back on.
-void run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, Arm arm, Workspace& workspace,
-               cudaStream_t stream, float* y, PhaseTimes* times = nullptr, Numerics numerics = Numerics::kQ8);
+// The arm and profile a run takes: the registry's rule (pipeline/arm_registry.hpp, choose_arm)
+// over the CUDA arms (cuda_arm_specs()) on this device. Throws kUnsupported naming the layer and
+// each arm's reason when none carries it.
+RunReport choose(const MoeLayerWeights& layer, std::optional<Arm> arm, std::optional<Numerics> numerics);
+
+// Runs the arm `chosen` names (from choose(): the arm and profile must carry the layer).
+// y: [T, d] f32 on the device. Throws strata::Error: kInvalidArgument naming the argument, kCuda.
+// With keep_h, the fused arms also fill gate/up/h. Under q10 `times` holds the total only.
+void run_chosen(const MoeLayerWeights& layer, const DeviceInputs& in, const RunReport& chosen,
+                Workspace& workspace, cudaStream_t stream, float* y, PhaseTimes* times = nullptr);
+
+// choose() then run_chosen(): the arm and profile that ran. The profile here defaults to q8 (the
+// API's default rule lives in the backends: RunOptions); pass std::nullopt for the registry's.
+RunReport run_layer(const MoeLayerWeights& layer, const DeviceInputs& in, std::optional<Arm> arm,
+                    Workspace& workspace, cudaStream_t stream, float* y, PhaseTimes* times = nullptr,
+                    std::optional<Numerics> numerics = Numerics::kQ8);
 
 // True when the production arm carries all three of the layer's formats.
 bool production_supports(const MoeLayerWeights& layer);

@@ -1,6 +1,5 @@
 #include "cuda/fused/fused_arm.hpp"
 
-#include <atomic>
 #include <string>
 
 #include "common/env.hpp"
@@ -28,8 +27,6 @@ FusedTileKind tile_for_run(double mean_pairs) {
   return fused_tile_for(mean_pairs);
 }
 
-bool native_layers_allowed() { return !env_equals("STRATA_PF_FUSED_NATIVE", "0"); }
-
 }  // namespace
 
 int fused_tile_pairs(FusedTileKind kind) {
@@ -45,28 +42,10 @@ bool fused_supports(const MoeLayerWeights& layer) {
          layer.d % 64 == 0 && layer.f % 32 == 0;
 }
 
-bool use_fused(Arm requested, const MoeLayerWeights& layer) {
-  if (requested != Arm::kFused) return false;
-  static std::atomic<bool> said_native{false}, said_formats{false};
-  if (!native_layers_allowed()) {
-    say_once(said_native, "STRATA_PF_FUSED_NATIVE=0: layers in native GGUF blocks (all of them in this build) "
-                          "run on the CUDA production arm");
-    return false;
-  }
-  if (!fused_supports(layer)) {
-    say_once(said_formats, "the CUDA fused arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
-                               " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
-                               std::string(ggml_type_name(layer.down.type)) + " ('" + layer.gate.name +
-                               "'); such layers run on the CUDA production arm");
-    return false;
-  }
-  return true;
-}
-
 void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
                  const DeviceGroupingTables& grouping, int64_t n_pairs, DeviceBuffer<int32_t>& tile_offsets,
                  const GateUpOutputs& out, cudaStream_t stream) {
-  require(fused_supports(layer), Status::kInternal, "fused gate/up: layer not covered (use_fused was not asked)");
+  require(fused_supports(layer), Status::kInternal, "fused gate/up: layer not covered (the registry was not asked)");
   const FusedTileKind tile = tile_for_run(static_cast<double>(n_pairs) / static_cast<double>(layer.n_expert));
   tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
   launch_tile_offsets(grouping.expert_offsets, layer.n_expert, fused_tile_pairs(tile), tile_offsets.get(), stream);

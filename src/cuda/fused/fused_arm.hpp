@@ -1,6 +1,6 @@
-// The fused CUDA arm (STRATA_PF_FUSED=1): which layers it runs, and its gate/up step.
+// The fused-sm80 CUDA arm: which layers it runs, and its gate/up step.
 //
-// run_layer (cuda/backend/run_layer.cu) asks use_fused() once per call. When it says yes, the
+// run_layer (cuda/backend/run_layer.cu) chooses the arm once per call (the arm registry). On it, the
 // gate/up GEMMs and the SwiGLU/requant kernel of the production arm are replaced by one fused
 // kernel writing the same h codes, scales and half sums; quantisation, grouping, the down GEMM and
 // the ordered combine are shared with the production arm, so the layer output is bitwise equal.
@@ -9,7 +9,6 @@
 
 #include <cstdint>
 
-#include "cpu/moe_cpu.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/pipeline/grouping.hpp"
 #include "formats/all.hpp"
@@ -23,12 +22,6 @@ using FusedGateUpFormats = FormatList<Iq3S>;
 
 // True when gate and up share one format of FusedGateUpFormats and the production arm carries down.
 bool fused_supports(const MoeLayerWeights& layer);
-
-// Whether a run requested with `requested` takes the fused kernels: only for Arm::kFused, a layer
-// fused_supports() covers, and STRATA_PF_FUSED_NATIVE not "0" (every layer is in native GGUF
-// blocks in this build: no repacking yet). A fused request that falls back says so once per
-// process and reason on stderr and runs the production arm.
-bool use_fused(Arm requested, const MoeLayerWeights& layer);
 
 struct GateUpOutputs {
   int8_t* h_codes = nullptr;       // [P, f] int8, sorted-pair rows

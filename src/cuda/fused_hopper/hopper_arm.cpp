@@ -1,6 +1,5 @@
 #include "cuda/fused_hopper/hopper_arm.hpp"
 
-#include <atomic>
 #include <string>
 
 #include "common/env.hpp"
@@ -48,31 +47,11 @@ bool hopper_available() {
   return loaded;
 }
 
-bool use_hopper(Arm requested, const MoeLayerWeights& layer) {
-  if (requested != Arm::kFused) return false;
-  if (env_equals("STRATA_PF_FUSED_HOPPER", "0")) return false;
-  if (env_equals("STRATA_PF_FUSED_NATIVE", "0")) return false;  // fused::use_fused() says so
-  if (!hopper_available()) return false;  // not an sm_90 device, or no 90a image: the sm_80 kernels, silently
-  static std::atomic<bool> said_formats{false};
-  if (!hopper_supports(layer)) {
-    // Only when the sm_80 fused kernels take the layer; otherwise fused::use_fused() says why.
-    if (fused::fused_supports(layer))
-      say_once(said_formats, "the fused-hopper arm does not carry gate " + std::string(ggml_type_name(layer.gate.type)) +
-                               " / up " + std::string(ggml_type_name(layer.up.type)) + " / down " +
-                               std::string(ggml_type_name(layer.down.type)) + " with d = " + std::to_string(layer.d) +
-                               ", f = " + std::to_string(layer.f) + " ('" + layer.gate.name +
-                               "'; it needs iq3_s gate/up with d % 256 == 0 and q2_0 down with f % 64 == 0); "
-                               "such layers run on the sm_80 fused kernels");
-    return false;
-  }
-  return true;
-}
-
 void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
                  const DeviceGroupingTables& grouping, int64_t n_pairs,
                  DeviceBuffer<int32_t>& tile_offsets, const fused::GateUpOutputs& out, cudaStream_t stream) {
   require(hopper_supports(layer) && hopper_available(), Status::kInternal,
-          "fused-hopper: layer or device not covered (use_hopper was not asked)");
+          "fused-hopper: layer or device not covered (the registry was not asked)");
   const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));
   tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
   launch_tile_offsets(grouping.expert_offsets, layer.n_expert, hopper_tile_pairs(tile), tile_offsets.get(), stream);
@@ -111,7 +90,7 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
 void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const DeviceGroupingTables& grouping,
               int64_t n_pairs, const DeviceBuffer<int32_t>& tile_offsets, float* down_rows, cudaStream_t stream) {
   require(hopper_supports(layer) && hopper_available(), Status::kInternal,
-          "fused-hopper: layer or device not covered (use_hopper was not asked)");
+          "fused-hopper: layer or device not covered (the registry was not asked)");
   const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));  // the tile run_gate_up() chose
   ProductArgs dn;
   dn.weights[0] = layer.down.data;

@@ -1,16 +1,14 @@
 // The fused-hopper arm (sm_90a): the fused arm's products on bulk copies and wgmma int8.
 //
-// run_layer (cuda/backend/run_layer.cu) asks use_hopper() once per call. A fused request
-// (Arm::kFused) takes this arm on an sm_90 device when the build includes 90a, the layer's formats
-// are covered and STRATA_PF_FUSED_HOPPER is not "0"; otherwise it runs the sm_80 fused kernels
-// (and from there, as before, the production arm), saying once why. Quantisation, grouping and
-// the ordered combine are shared with the other arms, so the layer output is bitwise equal.
+// run_layer (cuda/backend/run_layer.cu) chooses the arm once per call (the arm registry): a fused
+// request takes this arm on an sm_90 device when the build includes 90a and the layer's formats
+// and geometry are covered, else the sm_80 fused kernels. Quantisation, grouping and the ordered
+// combine are shared with the other arms, so the layer output is bitwise equal.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "cpu/moe_cpu.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/fused/fused_arm.hpp"
 #include "cuda/pipeline/grouping.hpp"
@@ -25,10 +23,6 @@ using HopperDownFormats = FormatList<Q2_0>;
 
 // True when gate and up share one covered format (d % 256 == 0), and down is covered (f % 64 == 0).
 bool hopper_supports(const MoeLayerWeights& layer);
-
-// Whether a run requested with `requested` takes this arm (see above); a fused request on a
-// layer or device it does not cover says so once per process and reason on stderr.
-bool use_hopper(Arm requested, const MoeLayerWeights& layer);
 
 // Whether the arm's down product runs on its own wgmma kernel (STRATA_PF_HOPPER_DOWN=1) or on the
 // production grouped GEMM (the default: measured faster on the H200, see bench/results). The bits

@@ -1,6 +1,5 @@
 #include "cuda/fused_q10/q10_arm.hpp"
 
-#include <atomic>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -116,21 +115,7 @@ bool q10_wmma_supports(const MoeLayerWeights& layer) {
          layer.d % 64 == 0 && layer.f % 64 == 0;
 }
 
-bool use_q10_wmma(const MoeLayerWeights& layer) {
-  if (!fused_wmma::wmma_requested()) return false;
-  if (q10_wmma_supports(layer)) return true;
-  static std::atomic<bool> said{false};
-  say_once(said, "STRATA_PF_FUSED_WMMA=1: the q10 16x16x16 tile kernels carry iq3_s gate/up + "
-                 "q2_0 down with d and f multiples of 64, not gate " +
-                     std::string(ggml_type_name(layer.gate.type)) + " / down " +
-                     std::string(ggml_type_name(layer.down.type)) + " with d = " +
-                     std::to_string(layer.d) + ", f = " + std::to_string(layer.f) + " ('" +
-                     layer.gate.name + "'): such layers run the mma.sync or wgmma q10 kernels");
-  return false;
-}
-
 bool use_q10_hopper(const MoeLayerWeights& layer) {
-  if (env_equals("STRATA_PF_Q10_HOPPER", "0")) return false;
   return fused_hopper::hopper_available() && q10_hopper_supports(layer);
 }
 
@@ -189,7 +174,7 @@ void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t
 }
 
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
-                   cudaStream_t stream, float* y) {
+                   cudaStream_t stream, float* y, Q10Kernels kernels) {
   validate_layer(layer);
   require(q10_fused_supports(layer), Status::kUnsupported, q10_fused_refusal(layer));
   require(in.n_tokens >= 0, Status::kInvalidArgument, "n_tokens: negative");
@@ -210,14 +195,18 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int64_t P = T * in.k;
   ws.reserve(T, P, d, f, E);
   const Q10TileKind tile = tile_for_run(static_cast<double>(P) / static_cast<double>(E));
-  // STRATA_PF_FUSED_WMMA=1: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh) where they carry
-  // the layer; else on sm_90a the Hopper kernels (bulk copies + wgmma f16) where they carry it;
-  // else the mma.sync ones (built for sm_80 and sm_90a): the same bits.
+  // The family the caller chose: the 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh), the Hopper
+  // kernels (bulk copies + wgmma f16) or the mma.sync ones: the same bits.
   // NOTE: every kernel copies whole 16-byte pieces of activation rows: the code buffers are
   // cudaMalloc'd and rows of d or f f16 codes (multiples of 32) keep every row start 16-byte
   // aligned.
-  const bool wmma = use_q10_wmma(layer);
-  const bool hopper = !wmma && use_q10_hopper(layer);
+  const bool wmma = kernels == Q10Kernels::kWmma;
+  const bool hopper = kernels == Q10Kernels::kHopper;
+  require(!hopper || use_q10_hopper(layer), Status::kUnsupported,
+          "the q10 fused-hopper kernels do not carry the layer here (q10_hopper_supports, an sm_90 "
+          "device and the build's sm_90a image)");
+  require(!wmma || q10_wmma_supports(layer), Status::kUnsupported,
+          "the q10 fused-wmma kernels do not carry the layer (q10_wmma_supports)");
   const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
 
   // ---- quantise x once per token (f16 codes per 64) ----------------------------------------

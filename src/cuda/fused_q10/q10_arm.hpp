@@ -1,6 +1,6 @@
-// The q10 fused arm, one layer on device pointers -- with STRATA_PF_FUSED_WMMA=1 the 16x16x16 f16
-// tile kernels (wmma_q10_kernel.cuh, the source the HIP build shares), else on sm_90a the Hopper
-// kernels (bulk copies + wgmma f16, hopper_q10_kernel.cuh), elsewhere the sm_80 kernels (mma.sync
+// The q10 fused arm, one layer on device pointers -- the kernel family the caller names: the
+// 16x16x16 f16 tile kernels (wmma_q10_kernel.cuh, the source the HIP build shares), the sm_90a
+// kernels (bulk copies + wgmma f16, hopper_q10_kernel.cuh) or the sm_80 kernels (mma.sync
 // m16n8k16 f16):
 //
 //   quantise x per 64 (f16 codes) -> group -> gate/up + SwiGLU + h requantised per 64
@@ -24,6 +24,9 @@
 #include "pipeline/layer.hpp"
 
 namespace strata::cuda::fused_q10 {
+
+// The kernel family a run takes (chosen by the arm registry: fused-sm80, fused-hopper, fused-wmma).
+enum class Q10Kernels { kSm80, kHopper, kWmma };
 
 // Device intermediates of the last run, for tests and tools (valid until the next run).
 struct Q10WorkspaceView {
@@ -52,7 +55,7 @@ class Q10Workspace {
 
  private:
   friend void run_layer_q10(const MoeLayerWeights&, const DeviceInputs&, Q10Workspace&,
-                            cudaStream_t, float*);
+                            cudaStream_t, float*, Q10Kernels);
   void reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t f, int64_t n_expert);
 
   GroupingWorkspace grouping_;
@@ -66,20 +69,16 @@ class Q10Workspace {
 // message naming the formats, d, f and the rule the layer breaks.
 bool q10_fused_supports(const MoeLayerWeights& layer);
 std::string q10_fused_refusal(const MoeLayerWeights& layer);
-// Whether the sm_90a kernels (bulk copies + wgmma f16) carry it too, and whether this run takes
-// them: an sm_90 device with the build's 90a image, unless STRATA_PF_Q10_HOPPER=0 (the sm_80
-// kernels, for A/B runs). Either gives the same bits.
+// Whether the sm_90a kernels (bulk copies + wgmma f16) carry it too, and whether this device and
+// build can run them (an sm_90 device with the build's 90a image). Every family gives the same bits.
 bool q10_hopper_supports(const MoeLayerWeights& layer);
 bool use_q10_hopper(const MoeLayerWeights& layer);
-// Whether the 16x16x16 tile kernels carry it (IQ3_S gate/up + Q2_0 down, d and f multiples of
-// 64), and whether this run takes them: STRATA_PF_FUSED_WMMA=1 and they carry it. A layer they do
-// not carry runs the other kernels, said once on stderr (as the q8 fused-wmma arm does).
+// Whether the 16x16x16 tile kernels carry it (IQ3_S gate/up + Q2_0 down, d and f multiples of 64).
 bool q10_wmma_supports(const MoeLayerWeights& layer);
-bool use_q10_wmma(const MoeLayerWeights& layer);
 
 // y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
-// false, kInvalidArgument naming the argument, kCuda.
+// false (or the family named does not carry it), kInvalidArgument naming the argument, kCuda.
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& workspace,
-                   cudaStream_t stream, float* y);
+                   cudaStream_t stream, float* y, Q10Kernels kernels);
 
 }  // namespace strata::cuda::fused_q10

@@ -1,9 +1,7 @@
 #include "cuda/fused_wmma/wmma_arm.hpp"
 
-#include <atomic>
 #include <string>
 
-#include "common/env.hpp"
 #include "common/error.hpp"
 #include "cuda/fused_wmma/chain_ops.hpp"
 #include "cuda/fused_wmma/launch_chain.hpp"
@@ -13,10 +11,6 @@
 
 namespace strata::cuda::fused_wmma {
 
-bool wmma_requested() {
-  return env_equals("STRATA_PF_FUSED_WMMA", "1");
-}
-
 bool wmma_supports(const MoeLayerWeights& layer) {
   const bool gate_up = layer.gate.type == layer.up.type &&
                        visit_format<WmmaGateUpFormats>(layer.gate.type, [](auto) {});
@@ -24,36 +18,14 @@ bool wmma_supports(const MoeLayerWeights& layer) {
   return gate_up && down && layer.d % 32 == 0 && layer.f % 32 == 0;
 }
 
-bool use_wmma(Arm requested, const MoeLayerWeights& layer) {
-  if (requested != Arm::kFused || !wmma_requested()) return false;
-  static std::atomic<bool> said_native{false}, said_formats{false};
-  if (env_equals("STRATA_PF_FUSED_NATIVE", "0")) {
-    say_once(
-        said_native,
-        "STRATA_PF_FUSED_NATIVE=0: layers in native GGUF blocks do not run on the fused-wmma arm");
-    return false;
-  }
-  if (!wmma_supports(layer)) {
-    say_once(said_formats, "the CUDA fused-wmma arm does not carry gate " +
-                               std::string(ggml_type_name(layer.gate.type)) + " / up " +
-                               std::string(ggml_type_name(layer.up.type)) + " / down " +
-                               std::string(ggml_type_name(layer.down.type)) + " ('" +
-                               layer.gate.name + "'); such layers run on another arm");
-    return false;
-  }
-  return true;
-}
+int wmma_tile_pairs() { return chain_tile_pairs(); }
 
 void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
-                  const DeviceGroupingTables& grouping, int64_t n_pairs,
-                  DeviceBuffer<int32_t>& tile_offsets, const ProductOutputs& out,
+                  const DeviceGroupingTables& grouping, int64_t n_pairs, const ProductOutputs& out,
                   cudaStream_t stream) {
   require(wmma_supports(layer), Status::kInternal,
-          "fused-wmma: layer not covered (use_wmma was not asked)");
+          "fused-wmma: layer not covered (the registry was not asked)");
   if (n_pairs == 0) return;
-  tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
-  launch_tile_offsets(grouping.expert_offsets, layer.n_expert, chain_tile_pairs(),
-                      tile_offsets.get(), stream);
 
   blocks::ProductArgs gu;
   gu.weights[0] = layer.gate.data;
@@ -70,7 +42,7 @@ void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const flo
   gu.act_scales = x_scales;
   gu.pair_row = grouping.pair_token;
   gu.expert_offsets = grouping.expert_offsets;
-  gu.tile_offsets = tile_offsets.get();
+  gu.tile_offsets = grouping.tile_offsets;
   gu.n_expert = static_cast<int>(layer.n_expert);
   gu.h_codes = out.h_codes;
   gu.h_scales = out.h_scales;
@@ -95,7 +67,7 @@ void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const flo
   dn.act_scales = out.h_scales;
   dn.pair_row = nullptr;  // h rows are already in sorted-pair order
   dn.expert_offsets = grouping.expert_offsets;
-  dn.tile_offsets = tile_offsets.get();
+  dn.tile_offsets = grouping.tile_offsets;
   dn.n_expert = static_cast<int>(layer.n_expert);
   dn.product_out[0] = out.down;
   const bool down_found = visit_format<WmmaDownFormats>(layer.down.type, [&](auto tag) {
@@ -147,8 +119,8 @@ void run_layer_wmma(const MoeLayerWeights& layer, const float* x, const int32_t*
     out.up = ws.up.get();
     out.h = ws.h.get();
   }
-  run_products(layer, ws.x_codes.get(), ws.x_scales.get(), ws.tables, static_cast<int64_t>(P),
-               ws.tile_offsets, out, stream);
+  run_products(layer, ws.x_codes.get(), ws.x_scales.get(), ws.tables, static_cast<int64_t>(P), out,
+               stream);
   launch_combine(ws.down.get(), ws.tables.slot_to_pair, weights, n_tokens, k, layer.d, y, stream);
 }
 

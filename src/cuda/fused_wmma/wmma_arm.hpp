@@ -1,4 +1,4 @@
-// The fused-wmma CUDA arm (STRATA_PF_FUSED=1 STRATA_PF_FUSED_WMMA=1): gate/up + SwiGLU + requant
+// The fused-wmma CUDA arm (Arm::kFusedWmma): gate/up + SwiGLU + requant
 // and the down product on the 16x16x16 int8 tile primitive (mma_tile_16), between the shared
 // quantisation / grouping steps and the shared ordered combine.
 #pragma once
@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "cpu/moe_cpu.hpp"
 #include "cuda/common/device_buffer.hpp"
 #include "cuda/pipeline/grouping.hpp"
 #include "formats/all.hpp"
@@ -18,17 +17,9 @@ namespace strata::cuda::fused_wmma {
 using WmmaGateUpFormats = FormatList<Iq3S>;
 using WmmaDownFormats = FormatList<Q2_0>;
 
-// STRATA_PF_FUSED_WMMA is "1".
-bool wmma_requested();
-
 // Gate and up share one format of WmmaGateUpFormats, down is in WmmaDownFormats, d % 32 == 0,
 // f % 32 == 0.
 bool wmma_supports(const MoeLayerWeights& layer);
-
-// Whether a run requested with `requested` takes this arm: Arm::kFused, STRATA_PF_FUSED_WMMA=1,
-// STRATA_PF_FUSED_NATIVE not "0", and a layer wmma_supports() covers. A wmma request that falls
-// back says so once per process and reason on stderr.
-bool use_wmma(Arm requested, const MoeLayerWeights& layer);
 
 struct ProductOutputs {
   int8_t* h_codes = nullptr;       // [P, f] int8, sorted-pair rows
@@ -40,13 +31,15 @@ struct ProductOutputs {
   float* up = nullptr;             // [P, f] f32, or null (tests)
 };
 
+// Pairs per row tile of the chain kernels: the tile the grouping's tile offsets must be built for.
+int wmma_tile_pairs();
+
 // Gate/up + SwiGLU + requant, then down, for every sorted pair. x_codes / x_scales: [T, d] /
-// [T, d/32] from launch_quantize_rows; grouping: the device tables; n_pairs = T*k. tile_offsets
-// is grown to E + 1 and rebuilt for the chain tile. Throws kInternal for a layer wmma_supports()
-// does not cover.
+// [T, d/32] from launch_quantize_rows; grouping: the device tables, its tile offsets built for
+// wmma_tile_pairs() (launch_group_by_expert with that tile: the only tile offsets a run builds);
+// n_pairs = T*k. Throws kInternal for a layer wmma_supports() does not cover.
 void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const float* x_scales,
-                  const DeviceGroupingTables& grouping, int64_t n_pairs,
-                  DeviceBuffer<int32_t>& tile_offsets, const ProductOutputs& out,
+                  const DeviceGroupingTables& grouping, int64_t n_pairs, const ProductOutputs& out,
                   cudaStream_t stream);
 
 // A whole layer on this arm without the backend's Workspace: quantise x, group, run_products,
@@ -55,7 +48,7 @@ struct WmmaLayerWorkspace {
   GroupingWorkspace grouping;
   DeviceBuffer<int8_t> x_codes, h_codes;
   DeviceBuffer<float> x_scales, h_scales, down, gate, up, h;
-  DeviceBuffer<int32_t> x_half_sums, h_half_sums, tile_offsets;
+  DeviceBuffer<int32_t> x_half_sums, h_half_sums;
   bool keep_intermediates = false;  // also fill gate, up, h
   DeviceGroupingTables tables;      // of the last run
 };
