@@ -162,17 +162,16 @@ bool arm_carries(ArmUnderTest arm, const MoeLayerWeights& w) {
   switch (arm) {
     case ArmUnderTest::kProduction: return cuda::production_supports(w);
     case ArmUnderTest::kFusedSm80: return cuda::fused::fused_supports(w);
-    case ArmUnderTest::kFusedHopper: {
-      const test::ScopedEnv no_sm80("STRATA_PF_FUSED_HOPPER", nullptr);
-      return cuda::fused_hopper::use_hopper(Arm::kFused, w);
-    }
+    case ArmUnderTest::kFusedHopper:
+      return cuda::fused_hopper::hopper_available() && cuda::fused_hopper::hopper_supports(w);
     case ArmUnderTest::kFusedWmma: return wmma::wmma_supports(w);
   }
   return false;
 }
 
-// The one place an arm is selected: run_layer's request plus the switches of the fused path (the
-// fused-wmma arm through its own entry point, which refuses a layer it does not carry).
+// The one place an arm is selected: run_layer's named arm (the fused-wmma arm through its own
+// entry point, which refuses a layer it does not carry). A named arm that does not carry the layer
+// runs the production arm, and the report says so.
 // Intermediates are poisoned before the measured run; with `intermediates` off only y comes back.
 ArmRun run_arm(ArmUnderTest arm, const MoeLayerWeights& w, test::DeviceRun& run, bool intermediates,
                cudaStream_t stream = nullptr) {
@@ -204,9 +203,9 @@ ArmRun run_arm(ArmUnderTest arm, const MoeLayerWeights& w, test::DeviceRun& run,
     }
     return out;
   }
-  const test::ScopedEnv no_wmma("STRATA_PF_FUSED_WMMA", nullptr);
-  const test::ScopedEnv sm80("STRATA_PF_FUSED_HOPPER", arm == ArmUnderTest::kFusedSm80 ? "0" : nullptr);
-  const Arm request = arm == ArmUnderTest::kProduction ? Arm::kProduction : Arm::kFused;
+  const Arm request = arm == ArmUnderTest::kProduction ? Arm::kProduction
+                      : arm == ArmUnderTest::kFusedSm80 ? Arm::kFusedSm80
+                                                        : Arm::kFusedHopper;
   cuda::Workspace ws;
   ws.keep_h = intermediates;
   run.run(w, request, ws, stream);  // sizes the workspace
@@ -215,6 +214,7 @@ ArmRun run_arm(ArmUnderTest arm, const MoeLayerWeights& w, test::DeviceRun& run,
     test::poison_device(const_cast<float*>(ws.last().down), P * w.d);
   }
   out.y = run.run(w, request, ws, stream);
+  EXPECT_EQ(run.last.arm, arm_carries(arm, w) ? request : Arm::kProduction) << run.last.fallback;
   if (intermediates) {
     const cuda::WorkspaceView& v = ws.last();
     out.gate = test::unsorted_rows(v.gate, v, k, w.f);

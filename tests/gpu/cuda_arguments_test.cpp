@@ -63,18 +63,20 @@ struct Fixture {
         seed(s) {}
 };
 
-// A request of cuda::run_layer: the arm, the fused-wmma switch and the profile.
+// A request of cuda::run_layer: the arm and the profile.
 struct Request {
   const char* name;
   Arm arm;
-  bool wmma;
   Numerics numerics;
 };
 
-const Request kRequests[] = {{"production", Arm::kProduction, false, Numerics::kQ8},
-                             {"fused", Arm::kFused, false, Numerics::kQ8},
-                             {"fused_wmma", Arm::kFused, true, Numerics::kQ8},
-                             {"q10", Arm::kFused, false, Numerics::kQ10}};
+const Request kRequests[] = {{"production", Arm::kProduction, Numerics::kQ8},
+                             {"fused_sm80", Arm::kFusedSm80, Numerics::kQ8},
+                             {"fused_hopper", Arm::kFusedHopper, Numerics::kQ8},
+                             {"fused_wmma", Arm::kFusedWmma, Numerics::kQ8},
+                             {"q10_sm80", Arm::kFusedSm80, Numerics::kQ10},
+                             {"q10_hopper", Arm::kFusedHopper, Numerics::kQ10},
+                             {"q10_wmma", Arm::kFusedWmma, Numerics::kQ10}};
 
 void PrintTo(const Request& r, std::ostream* os) { *os << r.name; }
 
@@ -85,7 +87,6 @@ TEST_P(CudaRunLayerArguments, RefusedNamingTheArgument) {
   const Request r = GetParam();
   const Fixture fx(test::fresh_seed("arguments"));
   SCOPED_TRACE(std::string(r.name) + " seed " + std::to_string(fx.seed));
-  const test::ScopedEnv wmma_switch("STRATA_PF_FUSED_WMMA", r.wmma ? "1" : nullptr);
   const MoeLayerWeights& w = fx.dev.weights;
   test::DeviceRun run(fx.sc.inputs(), w.d);
   cuda::Workspace ws;
