@@ -249,10 +249,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 
       // ---- the stage's spans: exact span dots, folded in span order ---------------------------
       const int stage_spans = min(kSpansPerStage, (K - stage * Tile::kStageValues) / S);
-      // Offset formats: one span at a time keeps the offset term's operands within the register
-      // budget (unrolled, the 128x64 tile spilled 28-104 bytes for Q4_K and Q2_K).
-      constexpr int kSpanUnroll = F::kHasOffset ? 1 : kSpansPerStage;
-#pragma unroll(kSpanUnroll)
+      // One span at a time: unrolled, the 128x64 tile spilled 20-104 bytes for formats of 2 or 4
+      // spans per stage (Q2_K, Q4_K, IQ2_XXS, IQ3_XXS, IQ4_XS, MXFP4; nvcc 13, 128 registers).
+#pragma unroll 1
       for (int sp = 0; sp < kSpansPerStage; ++sp) {
         if (sp >= stage_spans) break;  // past K in a short last stage: nothing to fold
         float dot[Tile::kMmaM][Tile::kMmaN][4];

@@ -5,6 +5,8 @@
 // against decode_wide on every block of the bundled vectors and on random blocks by
 // tests/unit/q10_wide_piece_test.cpp).
 //
+// Q1_0, TQ1_0, TQ2_0 (S = 64 of two sub-blocks): a piece is one sub-block from decode_sub, not
+// the whole span decoded and half of it kept.
 // WideSubPair<F>: for the formats whose 16-value spans are the two halves of one decode_sub
 // sub-block (decode_wide_by_sub with S = 16: K-quants Q2_K, Q3_K, Q6_K, IQ2_XS, IQ2_S, NVFP4),
 // both spans of a sub-block from one decode_sub, rather than a whole sub-block decoded per span
@@ -19,10 +21,13 @@
 #include "formats/iq2_xs.hpp"
 #include "formats/iq3_s.hpp"
 #include "formats/nvfp4.hpp"
+#include "formats/q1_0.hpp"
 #include "formats/q2_0.hpp"
 #include "formats/q2_k.hpp"
 #include "formats/q3_k.hpp"
 #include "formats/q6_k.hpp"
+#include "formats/tq1_0.hpp"
+#include "formats/tq2_0.hpp"
 
 namespace strata::cuda::fused_q10 {
 
@@ -48,6 +53,29 @@ struct WidePiece {
         for (int i = 0; i < kValues; ++i) w[i] = full[kValues + i];
       }
     }
+  }
+};
+
+// The formats whose decode_wide is decode_wide_by_sub with S = 64 (two sub-blocks under one
+// block-wide scale): a piece is one sub-block, decoded alone by decode_sub.
+template <class F>
+inline constexpr bool kWideSubBlockPieces =
+    std::is_same_v<F, Q1_0> || std::is_same_v<F, Tq1_0> || std::is_same_v<F, Tq2_0>;
+
+template <class F>
+  requires kWideSubBlockPieces<F>
+struct WidePiece<F> {
+  static constexpr int kValues = 32;
+  static constexpr int kPiecesPerSpan = 2;
+  STRATA_HD_INLINE static void decode(const uint8_t* block, int span, int piece,
+                                      int16_t* w /*[32]*/, WideScale& s) {
+    static_assert(F::kWideSpan == 64 && !F::kSplitScales && !F::kHasOffset);
+    int8_t q[kSubBlockValues];
+    SubScale factors;
+    F::decode_sub(block, 2 * span + piece, q, factors);
+    for (int i = 0; i < kSubBlockValues; ++i) w[i] = q[i];
+    s.scale = factors.scale[0];
+    s.offset = factors.offset[0];
   }
 };
 
