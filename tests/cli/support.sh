@@ -34,7 +34,13 @@ if doc["build"]["cuda"]:
                  ("fused-sm80", "q10"), ("fused-hopper", "q10"), ("fused-wmma", "q10")):
         assert want in names, (want, names)
     hopper = [a for a in arms if a["backend"] == "cuda" and a["arm"] == "fused-hopper"]
-    assert all(a["needs_sm90a"] and a["d_multiple"] % 256 == 0 for a in hopper), hopper
+    assert all(a["needs_sm90a"] for a in hopper), hopper
+    # q8's fused-hopper: IQ3_S gate/up with d % 256; q10's: all 25 formats with d and f % 64.
+    q8_hopper = [a for a in hopper if a["profile"] == "q8"]
+    q10_hopper = [a for a in hopper if a["profile"] == "q10"]
+    assert q8_hopper and all(a["d_multiple"] == 256 for a in q8_hopper), q8_hopper
+    assert q10_hopper and all(a["d_multiple"] == 64 and a["f_multiple"] == 64 and len(a["gate_up"]) == 25
+                              and len(a["down"]) == 25 for a in q10_hopper), q10_hopper
     iq3_s = next(f for f in formats if f["format"] == "iq3_s")
     assert any(c["backend"] == "cuda" and c["arm"] == "production" for c in iq3_s["profiles"]["q8"]["gate_up"])
 PY
