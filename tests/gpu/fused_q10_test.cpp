@@ -595,7 +595,7 @@ INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesI
 TEST(FusedQ10Arm, WmmaRequestOnAFormatItDoesNotCarryRunsTheOtherKernels) {
   STRATA_REQUIRE_GPU();
   const WmmaScope wmma;
-  const Q10Case c{"wmma_fallback_q4_K_q6_K", 256, 160, 8, 2, 30, test::CaseRouting::kSkewed,
+  const Q10Case c{"wmma_fallback_q4_K_q6_K", 256, 256, 8, 2, 30, test::CaseRouting::kSkewed,
                   GgmlType::Q4_K, GgmlType::Q6_K};
   {
     const test::SyntheticCase sc = make_case(c, 1);
