@@ -14,8 +14,7 @@
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 
-#include "cuda/production/block_decode_iq3_s.hpp"
-#include "cuda/production/block_decode_q2_0.hpp"
+#include "cuda/blocks/decoders.hpp"
 #endif
 
 namespace strata::cuda::fused_q10 {
@@ -64,7 +63,7 @@ struct TablePiece<Iq3S> {
 
 #if defined(__CUDACC__)
 // ---- the device path: f16 pairs straight from the int8 sub-block decoders ----------------------
-// One piece = one int8 sub-block (production::BlockDecoder<F>: eight words of four signed codes
+// One piece = one int8 sub-block (blocks::DeviceDecoder<F>: eight words of four signed codes
 // q). Each code becomes the f16 integer w = q * multiplier without a conversion instruction per
 // value: byte ^ 0x80 is q + 128 in 0..255, __byte_perm puts it under the f16 bits 0x64.., which is
 // 1024 + q + 128 exactly, and one fused multiply-add per pair gives (1152 + q) * m - 1152 * m =
@@ -128,16 +127,16 @@ struct HalfPiece {
 // IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d.
 template <>
 struct HalfPiece<Iq3S> {
-  using Decoder = production::BlockDecoder<Iq3S>;
+  using Decoder = blocks::DeviceDecoder<Iq3S>;
   static constexpr int kTableWords = Decoder::kTableWords;
   __device__ __forceinline__ static uint32_t table_word(int i) { return Decoder::table_word(i); }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    const auto raw = Decoder::load_raw(block, p32, production::PlainLoad{});
+    const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
     uint32_t words[8];
     float sub_block_scale;
     Decoder::decode(raw, grid, words, sub_block_scale);
-    widen_codes_f16(words, 1 + 2 * static_cast<int>((raw.meta >> 24) & 0xFu), h2);
+    widen_codes_f16(words, Decoder::multiplier(raw), h2);
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
     s[0].offset = 0.0f;
   }
@@ -146,12 +145,12 @@ struct HalfPiece<Iq3S> {
 // Q2_0: piece = sub-block p32, multiplier 1, span scale d.
 template <>
 struct HalfPiece<Q2_0> {
-  using Decoder = production::BlockDecoder<Q2_0>;
+  using Decoder = blocks::DeviceDecoder<Q2_0>;
   static constexpr int kTableWords = 1;
   __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* table,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    const auto raw = Decoder::load_raw(block, p32, production::PlainLoad{});
+    const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
     uint32_t words[8];
     Decoder::decode(raw, table, words, s[0].scale);
     widen_codes_f16(words, 1, h2);
