@@ -13,7 +13,9 @@
 // its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
 // short activation block) with skewed routing and empty experts, and on multi-tile experts; and
 // mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880): against the rule's host
-// model, the q10 CPU arm, reruns and both tiles. Seeds are printed on failure and replay with
+// model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
+// in both roles at a K of the short stage plan and of several long stages, against the same two.
+// Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>
 
