@@ -1,5 +1,5 @@
 // The q10 fused arm on each of its kernel families (cuda/fused_q10: the sm_80 kernels on mma.sync
-// m16n8k16 f16, the sm_90a ones on wgmma f16, and with STRATA_PF_FUSED_WMMA=1 the 16x16x16 f16 tile
+// m16n8k16 f16, the sm_90a ones on wgmma f16, and, named, the 16x16x16 f16 tile
 // kernels), bitwise. Edges (IQ3_S gate/up + Q2_0 down, every kernel family):
 //   - against a direct host model of the q10 rule (docs/numerics.md, "q10"; written here from
 //     pipeline/arith_q10.hpp and the traits' decode_wide): y, gate, up, h, h codes and scales,
