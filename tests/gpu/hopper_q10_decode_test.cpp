@@ -14,40 +14,19 @@
 #if defined(STRATA_MOE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
+#include "cuda/common/check.hpp"
+#include "cuda/common/device_buffer.hpp"
+#include "gpu_test_util.hpp"
 #include "half_piece_probe.hpp"
 
+namespace strata {
 namespace {
 
-using strata::test::DecodeVectors;
-
-bool have_gpu() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-uint32_t bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(size_t bytes) { EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(ptr);
-  }
-};
+using test::DecodeVectors;
 
 class HopperQ10Decode : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override {
-    if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
-  }
+  void SetUp() override { STRATA_REQUIRE_GPU(); }
 };
 
 TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
@@ -60,22 +39,20 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
   const int spans = strata::test::half_piece_spans(f->type);
   ASSERT_GE(spans, 1);
 
-  DeviceBytes blocks(v.blocks.size() + 2), w(n_pieces * 32 * sizeof(float)), scale(n_pieces * 2 * sizeof(float)),
-      offset(n_pieces * 2 * sizeof(float));
-  uint8_t* d_blocks = blocks.as<uint8_t>() + 2;  // 2-byte aligned, not 4
-  ASSERT_EQ(cudaMemcpy(d_blocks, v.blocks.data(), v.blocks.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemset(w.ptr, 0xFF, n_pieces * 32 * sizeof(float)), cudaSuccess);  // NaN poison
-  ASSERT_EQ(cudaMemset(scale.ptr, 0xFF, n_pieces * 2 * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemset(offset.ptr, 0xFF, n_pieces * 2 * sizeof(float)), cudaSuccess);
-  ASSERT_TRUE(strata::test::launch_half_piece_probe(f->type, d_blocks, v.n_blocks, w.as<float>(), scale.as<float>(),
-                                                    offset.as<float>(), nullptr));
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<float> got_w(n_pieces * 32), got_scale(n_pieces * 2), got_offset(n_pieces * 2);
-  ASSERT_EQ(cudaMemcpy(got_w.data(), w.ptr, got_w.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(got_scale.data(), scale.ptr, got_scale.size() * sizeof(float), cudaMemcpyDeviceToHost),
-            cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(got_offset.data(), offset.ptr, got_offset.size() * sizeof(float), cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  // Blocks at base + 2 (2-byte aligned, not 4); outputs NaN-poisoned.
+  cuda::DeviceBuffer<uint8_t> blocks(v.blocks.size() + 2);
+  cuda::DeviceBuffer<float> w(n_pieces * 32), scale(n_pieces * 2), offset(n_pieces * 2);
+  uint8_t* d_blocks = blocks.get() + 2;
+  STRATA_CUDA_CHECK(cudaMemcpy(d_blocks, v.blocks.data(), v.blocks.size(), cudaMemcpyHostToDevice));
+  test::poison_device(w.get(), n_pieces * 32);
+  test::poison_device(scale.get(), n_pieces * 2);
+  test::poison_device(offset.get(), n_pieces * 2);
+  ASSERT_TRUE(strata::test::launch_half_piece_probe(f->type, d_blocks, v.n_blocks, w.get(), scale.get(), offset.get(),
+                                                    nullptr));
+  STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got_w = test::to_host(w.get(), n_pieces * 32);
+  const std::vector<float> got_scale = test::to_host(scale.get(), n_pieces * 2);
+  const std::vector<float> got_offset = test::to_host(offset.get(), n_pieces * 2);
 
   const int S = f->wide_span;
   int64_t value_mismatches = 0, scale_mismatches = 0;
@@ -88,14 +65,14 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
       const int value0 = first_value + j * S;  // first value of the j-th span the piece touches
       strata::WideScale s;
       f->decode_wide(block, value0 / S, host_w.data(), s);
-      if (bits(s.scale) != bits(got_scale[2 * p + j]) || bits(s.offset) != bits(got_offset[2 * p + j])) {
+      if (test::bits_of(s.scale) != test::bits_of(got_scale[2 * p + j]) || test::bits_of(s.offset) != test::bits_of(got_offset[2 * p + j])) {
         if (scale_mismatches++ == 0) first = "piece " + std::to_string(p) + " span " + std::to_string(j) + ": scale";
       }
       const int n = S < 32 ? S : 32;
       for (int i = 0; i < n; ++i) {
         const int value = value0 + i;
         const float expected = static_cast<float>(host_w[value % S]);
-        if (bits(expected) != bits(got_w[32 * p + (value - first_value)])) {
+        if (test::bits_of(expected) != test::bits_of(got_w[32 * p + (value - first_value)])) {
           if (value_mismatches++ == 0)
             first = "piece " + std::to_string(p) + " value " + std::to_string(value - first_value) + ": w " +
                     std::to_string(got_w[32 * p + (value - first_value)]) + " expected " + std::to_string(expected);
@@ -111,6 +88,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, HopperQ10Decode, ::testing::ValuesIn(strata::
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
+}  // namespace strata
 
 #else  // built without the CUDA backend
 
