@@ -34,6 +34,7 @@
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
+#include "layer_run.hpp"
 #include "moe_check.hpp"
 #include "pipeline/arith.hpp"
 #include "pipeline/arith_q10.hpp"
@@ -140,18 +141,7 @@ void run_cpu_q10(const Layer& layer, const LayerInputs& in, float* y, CpuDebugOu
 }
 
 // ---- device runs --------------------------------------------------------------------------------
-template <class T>
-std::vector<T> unsorted_rows(const T* device_rows, const cuda::fused_q10::Q10WorkspaceView& view,
-                             int k, int64_t cols) {
-  const auto sorted = test::to_host(device_rows, view.n_pairs * cols);
-  const auto token = test::to_host(view.grouping.pair_token, view.n_pairs);
-  const auto slot = test::to_host(view.grouping.pair_slot, view.n_pairs);
-  std::vector<T> out(sorted.size());
-  for (int64_t p = 0; p < view.n_pairs; ++p)
-    std::copy_n(sorted.data() + p * cols, cols,
-                out.data() + (int64_t{token[p]} * k + slot[p]) * cols);
-  return out;
-}
+using test::unsorted_rows;  // sorted-pair rows back in (token, slot) order, through a workspace view
 
 // The kernel family of the runs in a scope (Q10EngineScope, WmmaScope below): "1" takes the sm_90a
 // kernels where the device and build have them, "0" the sm_80 ones; wmma the 16x16x16 f16 ones.
@@ -172,26 +162,17 @@ Arm arm_of(cuda::fused_q10::Q10Kernels kernels) {
                                                                                           : Arm::kFusedSm80;
 }
 
-struct DeviceRun {
-  cuda::DeviceBuffer<float> x, weights, y;
-  cuda::DeviceBuffer<int32_t> ids;
-  cuda::DeviceInputs inputs;
-  int64_t n_y = 0;
-
-  DeviceRun(const LayerInputs& in, int64_t d)
-      : x(test::to_device(std::vector<float>(in.x, in.x + in.n_tokens * d))),
-        weights(test::to_device(std::vector<float>(in.weights, in.weights + in.n_tokens * in.k))),
-        y(in.n_tokens * d),
-        ids(test::to_device(std::vector<int32_t>(in.ids, in.ids + in.n_tokens * in.k))),
-        n_y(in.n_tokens * d) {
-    inputs = {x.get(), ids.get(), weights.get(), in.n_tokens, in.k};
-  }
+// The shared device inputs (test::DeviceRun) run through the q10 arm's own entry point with the
+// kernel family of the scope.
+struct DeviceRun : test::DeviceRun {
+  using test::DeviceRun::DeviceRun;
+  using test::DeviceRun::run;
 
   std::vector<float> run(const MoeLayerWeights& layer, cuda::fused_q10::Q10Workspace& ws) {
-    test::poison_device(y.get(), n_y);
+    poison_y();
     cuda::fused_q10::run_layer_q10(layer, inputs, ws, nullptr, y.get(), kernels_for(layer));
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
-    return test::to_host(y.get(), n_y);
+    return y_host();
   }
 };
 
@@ -250,24 +231,7 @@ test::SyntheticCase make_case(const Q10Case& c, uint64_t seed) {
   spec.n_expert = c.n_expert;
   spec.gate_type = spec.up_type = c.gate_up;
   spec.down_type = c.down;
-  spec.seed = seed;
-  test::SyntheticCase sc;
-  sc.layer = synth::make_layer(spec);
-  switch (c.routing) {
-    case test::CaseRouting::kSkewed:
-      sc.routing = synth::skewed_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-      break;
-    case test::CaseRouting::kUniform:
-      sc.routing = synth::uniform_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-      break;
-    case test::CaseRouting::kSingleExpert:
-      sc.routing = synth::single_expert_routing(c.n_tokens, c.n_expert, c.k, seed + 1);
-      break;
-  }
-  sc.x = synth::random_activations(c.n_tokens, c.d, seed + 2);
-  sc.n_tokens = c.n_tokens;
-  sc.k = c.k;
-  return sc;
+  return test::make_synthetic_case(spec, c.k, c.n_tokens, c.routing, seed);
 }
 
 std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) {

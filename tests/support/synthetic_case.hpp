@@ -26,5 +26,10 @@ struct SyntheticCase {
 // IQ3_S gate/up, Q2_0 down (synth's defaults) at d x f x E, T tokens routed k ways.
 SyntheticCase make_synthetic_case(int64_t d, int64_t f, int64_t n_expert, int k, int64_t n_tokens,
                                   CaseRouting routing, uint64_t seed);
+// The same for a layer of `spec`'s geometry and formats (its seed is replaced by `seed`).
+SyntheticCase make_synthetic_case(synth::LayerSpec spec, int k, int64_t n_tokens, CaseRouting routing,
+                                  uint64_t seed);
+// The routing of a case: T tokens on k of E experts, from `seed`.
+synth::Routing case_routing(CaseRouting routing, int64_t n_tokens, int64_t n_expert, int k, uint64_t seed);
 
 }  // namespace strata::test

@@ -1,7 +1,8 @@
 // The q10 kernels' piece decode (cuda/fused_q10/wide_piece.hpp, host build of device code) against
 // the traits' decode_wide: the same integers, scale and offset bits for every piece of every span,
 // on the bundled ggml vectors and on random bytes, for every format the q10 kernels carry
-// (q10_formats.hpp); and the Hopper kernels' table pieces for the formats those carry.
+// (q10_formats.hpp). (The Hopper kernels' device pieces are checked on the GPU by
+// tests/gpu/hopper_q10_decode_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +11,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/wide_piece.hpp"
 #include "decode_vectors.hpp"
@@ -37,6 +37,7 @@ int64_t piece_mismatches(const std::vector<uint8_t>& blocks) {
         int16_t w[Piece::kValues];
         WideScale got{};
         Piece::decode(block, span, piece, w, got);
+        // NOTE: bits, not values: random scale fields may be NaN, and a piece must give that NaN.
         wrong += std::memcmp(&got.scale, &want.scale, sizeof(float)) != 0;
         wrong += std::memcmp(&got.offset, &want.offset, sizeof(float)) != 0;
         for (int i = 0; i < Piece::kValues; ++i) wrong += w[i] != full[Piece::kValues * piece + i];
@@ -71,33 +72,6 @@ int64_t sub_pair_mismatches(const std::vector<uint8_t>& blocks) {
   return wrong;
 }
 
-// The Hopper kernels' piece decode (its table as the kernels load it into shared memory).
-template <class F>
-int64_t table_piece_mismatches(const std::vector<uint8_t>& blocks) {
-  using Piece = cuda::fused_q10::TablePiece<F>;
-  std::vector<uint32_t> table(Piece::kTableWords);
-  for (int i = 0; i < Piece::kTableWords; ++i) table[i] = Piece::table_word(i);
-  int64_t wrong = 0;
-  const int64_t n_blocks = static_cast<int64_t>(blocks.size()) / F::kBlockBytes;
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* block = blocks.data() + b * F::kBlockBytes;
-    for (int span = 0; span < F::kBlockValues / F::kWideSpan; ++span) {
-      int16_t full[F::kWideSpan];
-      WideScale want{};
-      F::decode_wide(block, span, full, want);
-      for (int piece = 0; piece < F::kWideSpan / 32; ++piece) {
-        int16_t w[32];
-        WideScale got{};
-        Piece::decode(block, span, piece, table.data(), w, got);
-        wrong += std::memcmp(&got.scale, &want.scale, sizeof(float)) != 0;
-        wrong += std::memcmp(&got.offset, &want.offset, sizeof(float)) != 0;
-        for (int i = 0; i < 32; ++i) wrong += w[i] != full[32 * piece + i];
-      }
-    }
-  }
-  return wrong;
-}
-
 template <class F>
 void check_format() {
   SCOPED_TRACE(F::kName);
@@ -114,13 +88,6 @@ void check_format() {
   if constexpr (cuda::fused_q10::kWideSubPairs<F>) {
     EXPECT_EQ(sub_pair_mismatches<F>(v.blocks), 0) << "sub-block pairs, bundled vectors";
     EXPECT_EQ(sub_pair_mismatches<F>(random), 0) << "sub-block pairs, random bytes";
-  }
-  // NOTE: compare bits, not values: random scale fields may be NaN, and a piece must give the
-  // same NaN.
-  if constexpr (cuda::fused_q10::kHopperQ10GateUpCarries<F> ||
-                cuda::fused_q10::kHopperQ10DownCarries<F>) {
-    EXPECT_EQ(table_piece_mismatches<F>(v.blocks), 0) << "table pieces, bundled vectors";
-    EXPECT_EQ(table_piece_mismatches<F>(random), 0) << "table pieces, random bytes";
   }
 }
 

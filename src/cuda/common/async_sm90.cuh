@@ -32,6 +32,20 @@ __device__ __forceinline__ void mbarrier_init_fence() {
 #endif
 }
 
+// The stage ring of a producer/consumer pipeline: thread 0 initialises each stage's `full`
+// mbarrier (one arrival per producer thread, plus the bulk bytes) and `empty` mbarrier (one per
+// consumer thread); the caller then synchronises the block before any use.
+template <int Stages>
+__device__ __forceinline__ void init_stage_ring(uint64_t (&full)[Stages], uint64_t (&empty)[Stages],
+                                                uint32_t producer_threads, uint32_t consumer_threads) {
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < Stages; ++s) {
+    mbarrier_init(&full[s], producer_threads);
+    mbarrier_init(&empty[s], consumer_threads);
+  }
+  mbarrier_init_fence();
+}
+
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
 #if STRATA_SM90_ASYNC
   asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(shared_address(bar))

@@ -150,13 +150,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_product_kernel(const
   const int64_t n_items = blocks::work_items(args, col_blocks);
 
   for (int i = tid; i < Decoder::kTableWords; i += Tile::kThreads) sm.table[i] = Decoder::table_word(i);
-  if (tid == 0) {
-    for (int s = 0; s < Tile::kStages; ++s) {
-      mbarrier_init(&sm.full[s], 128);   // one arrival per producer thread, plus the bulk bytes
-      mbarrier_init(&sm.empty[s], 256);  // one arrival per consumer thread
-    }
-    mbarrier_init_fence();
-  }
+  init_stage_ring(sm.full, sm.empty, 128, 256);  // producer warpgroup, two consumer warpgroups
   __syncthreads();
 
   if (warpgroup == 0) {

@@ -299,13 +299,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
-  if (tid == 0) {
-    for (int s = 0; s < Tile::kStages; ++s) {
-      mbarrier_init(&sm.full[s], 128);   // one arrival per producer thread, plus the bulk bytes
-      mbarrier_init(&sm.empty[s], 256);  // one arrival per consumer thread
-    }
-    mbarrier_init_fence();
-  }
+  init_stage_ring(sm.full, sm.empty, 128, 256);  // producer warpgroup, two consumer warpgroups
   __syncthreads();
 
   if (warpgroup == 0) {

@@ -52,10 +52,6 @@ bool family_carries(const MoeLayerWeights& layer) {
 }
 
 template <class F>
-struct HopperGateUp : std::bool_constant<kHopperQ10GateUpCarries<F>> {};
-template <class F>
-struct HopperDown : std::bool_constant<kHopperQ10DownCarries<F>> {};
-template <class F>
 struct WmmaGateUp : std::bool_constant<kWmmaQ10GateUpCarries<F>> {};
 template <class F>
 struct WmmaDown : std::bool_constant<kWmmaQ10DownCarries<F>> {};
@@ -106,8 +102,8 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
 }
 
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
-  return q10_fused_supports(layer) && family_carries<HopperGateUp, HopperDown>(layer) &&
-         layer.d % 64 == 0 && layer.f % 64 == 0 && layer.gate.row_bytes == layer.up.row_bytes;
+  return q10_fused_supports(layer) && layer.d % 64 == 0 && layer.f % 64 == 0 &&
+         layer.gate.row_bytes == layer.up.row_bytes;
 }
 
 bool q10_wmma_supports(const MoeLayerWeights& layer) {
@@ -248,11 +244,9 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     if constexpr (kWmmaQ10GateUpCarries<F>) {
       if (wmma) return launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
     }
-    if constexpr (kHopperQ10GateUpCarries<F>) {
-      if (hopper) {
-        HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
-        return launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
-      }
+    if (hopper) {
+      HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
+      return launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
     }
     launch_q10_gate_up<F>(gu, tile, stream);
   });
@@ -274,11 +268,9 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
     if constexpr (kWmmaQ10DownCarries<F>) {
       if (wmma) return launch_wmma_q10_down<F>(wmma_args(dn), stream);
     }
-    if constexpr (kHopperQ10DownCarries<F>) {
-      if (hopper) {
-        HopperQ10Args h{dn, {layer.down.end(), nullptr}};
-        return launch_hopper_q10_down<F>(h, hopper_pairs, stream);
-      }
+    if (hopper) {
+      HopperQ10Args h{dn, {layer.down.end(), nullptr}};
+      return launch_hopper_q10_down<F>(h, hopper_pairs, stream);
     }
     launch_q10_down<F>(dn, tile, stream);
   });

@@ -22,12 +22,8 @@ namespace strata::cuda::fused_q10 {
 using Q10GateUpFormats = FormatList<STRATA_Q10_FORMATS>;
 using Q10DownFormats = FormatList<STRATA_Q10_FORMATS>;
 
-// The sm_90a kernels (hopper_q10_kernel.cuh) carry every format of the list too (their stage plan
-// is chosen per format; q10_hopper_supports states the geometry).
-template <class F>
-inline constexpr bool kHopperQ10GateUpCarries = true;
-template <class F>
-inline constexpr bool kHopperQ10DownCarries = true;
+// The sm_90a kernels (hopper_q10_kernel.cuh) carry every format of the list too: their stage plan
+// is chosen per format, and q10_hopper_supports states the geometry.
 
 // The 16x16x16 tile kernels (wmma_q10_kernel.cuh, STRATA_PF_FUSED_WMMA=1) carry the same two.
 template <class F>
