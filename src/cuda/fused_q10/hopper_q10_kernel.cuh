@@ -2,12 +2,13 @@
 //
 // A persistent grid walks the work items (pair tile of an expert x block of weight columns), from the
 // tile offsets built on the device. Warp-specialised, per CTA:
-//   - producer (warpgroup 0): per K stage, waits until a shared slot is free (`empty` mbarrier),
-//     then moves the stage's raw weight blocks of every column (one bulk copy per weight row: the
-//     16-byte-aligned span around its blocks) and the f16 activation codes of every pair of the
-//     tile (one bulk copy per pair) with the bulk copy engine onto the slot's `full` mbarrier; the
-//     activation scales (one per 64 values) and weight bytes outside the tensor's aligned span go
-//     by ordinary loads and stores before the arrival;
+//   - producer (warpgroup 0): two rings of shared slots, each with `full` and `empty` mbarriers.
+//     Per weight stage it waits until a raw slot is free, then moves the stage's raw weight blocks
+//     of every column (one bulk copy per weight row: the 16-byte-aligned span around its blocks);
+//     per activation stage (the weight stage or a part of it) it waits until an activation slot is
+//     free, then moves the f16 activation codes of every pair of the tile (one bulk copy per pair).
+//     The activation scales (one per 64 values), code sums and weight bytes outside the tensor's
+//     aligned span go by ordinary loads and stores before the arrival;
 //   - consumers (warpgroups 1 and 2, 128 weight columns each): per span of 64 values, decode their
 //     columns' raw blocks into f16 integer core matrices (HalfPiece<F>: the format's wide decode,
 //     |w| <= W_f), then S/16 wgmma m64n128k16 f32.f16.f16 with the activations from registers
@@ -48,23 +49,25 @@ namespace strata::cuda::fused_q10 {
 //                columns (256 per CTA) from its own B tile;
 //   Pairs = 128: the consumers split the pairs: each multiplies its 64 pairs by the CTA's 128
 //                columns from one B tile they decode together (half the decode per pair).
-//   RawShared:   the producer moves the stage's raw weight blocks into the slot; without it (formats
-//                whose blocks do not fit the slots next to the activations) the decoders read them
-//                from global memory.
+//   StageValues / Stages:       the raw weight blocks' ring (whole blocks per stage);
+//   ActStageValues / ActStages: the activation codes' ring (a part of a weight stage, so that the
+//                               large blocks of the K-quants fit in shared memory beside them).
 // The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
 // spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
-template <class F, int Ops, int StageValues, int Stages, int Pairs, bool RawShared = true>
+template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
-  static constexpr int kStageValues = StageValues;    // K values per pipeline stage
+  static constexpr int kStageValues = StageValues;    // K values per raw-block stage
+  static constexpr int kActStageValues = ActStageValues;  // K values per activation stage
   static constexpr int kChunk = kQ10BlockValues;      // K values per B tile (one activation block)
   static constexpr int kChunksPerStage = StageValues / kChunk;
+  static constexpr int kChunksPerActStage = ActStageValues / kChunk;
+  static constexpr int kActStagesPerStage = StageValues / ActStageValues;
   static constexpr int kSpan = F::kWideSpan;          // K values per span (one fold)
   static constexpr int kSpansPerChunk = kChunk / kSpan;
   static constexpr int kSteps = kSpan / 16;           // wgmma k16 steps per span
   static constexpr int kChunkSteps = kChunk / 16;     // k16 steps per chunk
   static constexpr bool kOffset = F::kHasOffset;
-  static constexpr bool kRawShared = RawShared;
   static constexpr int kPairs = Pairs;                // routed pairs per CTA tile
   static constexpr bool kPairSplit = Pairs == 128;    // consumers split the pairs, share the columns
   static constexpr int kConsumerPairs = 64;           // pairs per consumer (wgmma M)
@@ -72,7 +75,8 @@ struct HopperQ10Tile {
   static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
   static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
   static constexpr int kDecodeThreads = kPairSplit ? 256 : 128;  // threads decoding one B tile
-  static constexpr int kStages = Stages;              // raw-block + activation stages in flight
+  static constexpr int kStages = Stages;              // raw-block stages in flight
+  static constexpr int kActStages = ActStages;        // activation stages in flight
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
   static constexpr int kThreads = 384;                // producer warpgroup + two consumers
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave.
@@ -82,12 +86,11 @@ struct HopperQ10Tile {
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
-  static constexpr int kRawCols = RawShared ? kCtaCols : 1;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
-  static constexpr int kActStrideHalves = StageValues + 8;
-  static constexpr int kActBlocks = StageValues / kQ10BlockValues;  // scales per pair and stage
-  static constexpr int kActSums = kOffset ? StageValues / kQ10SumValues : 1;  // code sums per pair and stage
+  static constexpr int kActStrideHalves = ActStageValues + 8;
+  static constexpr int kActBlocks = ActStageValues / kQ10BlockValues;  // scales per pair and stage
+  static constexpr int kActSums = kOffset ? ActStageValues / kQ10SumValues : 1;  // code sums per pair and stage
   // B tile of one chunk: core matrices of 8 columns x 16 bytes (8 f16 of k); the K-adjacent core
   // matrices of a column group are contiguous (leading offset 128), groups follow each other.
   static constexpr int kCoreLeadingBytes = 128;
@@ -108,12 +111,19 @@ struct HopperQ10Tile {
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
   static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
-  static_assert(Stages >= 2, "the producer runs at least one stage ahead");
+  static_assert(Stages >= 2, "the last chunk of a stage decodes while the next stage's blocks land");
+  static_assert(ActStageValues % kChunk == 0 && StageValues % ActStageValues == 0,
+                "whole activation blocks per activation stage, whole activation stages per raw stage");
+  static_assert(ActStages >= 2, "the producer runs at least one activation stage ahead");
 };
 
 template <class Tile>
-struct HopperQ10Slot {
-  alignas(16) uint8_t raw[Tile::kRawCols][Tile::kRawStride];        // raw blocks, aligned spans
+struct HopperQ10RawSlot {
+  alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];  // raw blocks, aligned spans
+};
+
+template <class Tile>
+struct HopperQ10ActSlot {
   alignas(16) __half acts[Tile::kPairs][Tile::kActStrideHalves];    // [pair][k] f16 codes
   alignas(16) float act_scale[Tile::kPairs][Tile::kActBlocks];      // [pair][64-value block]
   alignas(16) int32_t act_sum[Tile::kPairs][Tile::kActSums];        // [pair][16-value sum] (offsets)
@@ -121,15 +131,18 @@ struct HopperQ10Slot {
 
 template <class F, class Tile>
 struct HopperQ10Shared {
-  uint64_t full[Tile::kStages];   // producer -> consumers: the slot's bytes have landed
-  uint64_t empty[Tile::kStages];  // consumers -> producer: the slot has been read
+  uint64_t raw_full[Tile::kStages];      // producer -> consumers: the raw slot's bytes have landed
+  uint64_t raw_empty[Tile::kStages];     // consumers -> producer: the raw slot has been decoded
+  uint64_t act_full[Tile::kActStages];   // the same for the activation slots
+  uint64_t act_empty[Tile::kActStages];
   uint32_t table[HalfPiece<F>::kTableWords];
   alignas(128) uint8_t b[Tile::kBSets][2][Tile::kBBytes];    // [set][buffer] core matrices, f16
   // [set][buffer][span of the chunk][column] span scale (and offset)
   alignas(16) float b_scale[Tile::kBSets][2][Tile::kSpansPerChunk][Tile::kWgCols];
   alignas(16) float b_offset[Tile::kOffset ? Tile::kBSets : 1][2][Tile::kOffset ? Tile::kSpansPerChunk : 1]
                             [Tile::kOffset ? Tile::kWgCols : 1];
-  alignas(128) HopperQ10Slot<Tile> slot[Tile::kStages];
+  alignas(128) HopperQ10RawSlot<Tile> raw_slot[Tile::kStages];
+  alignas(128) HopperQ10ActSlot<Tile> act_slot[Tile::kActStages];
 };
 
 template <class F, class Tile>
@@ -168,76 +181,84 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 }
 
 // ---- producer ------------------------------------------------------------------------------------
-// Thread pt (0..127) moves CTA columns pt (and pt + 128) and pair pt of the tile.
+// Thread pt (0..127) moves CTA columns pt (and pt + 128) and pair pt of the tile. Per weight stage:
+// its raw blocks, then its activation stages, the order in which the consumers need them (the
+// last chunk of a stage decodes the next stage's first one).
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
                                                     int64_t n_items, int col_blocks, int n_stages) {
   const Q10ProductArgs& args = a.p;
-  uint32_t use = 0;  // stages produced so far by this CTA
+  uint32_t raw_use = 0, act_use = 0;  // slots filled so far by this CTA
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
     const bool has_pair = pt < w.pair_count;
     const int64_t act_row =
         !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
-    for (int stage = 0; stage < n_stages; ++stage, ++use) {
-      const int s = static_cast<int>(use % Tile::kStages);
-      if (use >= Tile::kStages) mbarrier_wait(&sm.empty[s], ((use / Tile::kStages) - 1) & 1u);
-      HopperQ10Slot<Tile>& slot = sm.slot[s];
-      if (has_pair) {  // activation scales (and sums): ordinary stores, released by the arrival below
-        const float* src = args.act_scales + act_row * act_blocks_per_row + stage * Tile::kActBlocks;
+    for (int stage = 0; stage < n_stages; ++stage) {
+      {  // the stage's raw blocks
+        const int s = static_cast<int>(raw_use % Tile::kStages);
+        if (raw_use >= Tile::kStages) mbarrier_wait(&sm.raw_empty[s], ((raw_use / Tile::kStages) - 1) & 1u);
+        HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
+        // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
+        // count; pass 2, after the arrival that announces the bytes: the bulk copies.
+        uint32_t bytes = 0;
+        for (int pass = 0; pass < 2; ++pass) {
 #pragma unroll
-        for (int q = 0; q < Tile::kActBlocks; ++q) slot.act_scale[pt][q] = src[q];
-        if constexpr (Tile::kOffset) {
-          // K % 64 == 0: a row's sums start 16-byte aligned, and so do a stage's.
-          const int4* sums = reinterpret_cast<const int4*>(args.act_sums + act_row * (args.in_features / kQ10SumValues) +
-                                                           stage * Tile::kActSums);
-#pragma unroll
-          for (int q = 0; q < Tile::kActSums / 4; ++q) reinterpret_cast<int4*>(slot.act_sum[pt])[q] = sums[q];
-        }
-      }
-      // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte count;
-      // pass 2, after the arrival that announces the bytes: the bulk copies.
-      uint32_t bytes = 0;
-      for (int pass = 0; pass < 2; ++pass) {
-#pragma unroll
-        for (int i = 0; i < (Tile::kRawShared ? Tile::kCtaCols / 128 : 0); ++i) {
-          const int n = pt + 128 * i;
-          int op = 0;
-          const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
-          if (row == nullptr) continue;
-          const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
-          uint32_t offset = 0;
-          const uint32_t size = fused_hopper::span_copy_plan(slot.raw[n], src, Tile::kRawBytes, args.weights[op],
-                                                             a.weights_end[op], pass == 0, offset);
-          if (pass == 0) bytes += size;
-          else if (size > 0)
-            bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
-                          &sm.full[s]);
-        }
-        if (has_pair) {
-          constexpr uint32_t kActBytes = Tile::kStageValues * sizeof(__half);
-          if (pass == 0) {
-            bytes += kActBytes;
-          } else {
-            bulk_copy_g2s(slot.acts[pt],
-                          args.act_codes + act_row * args.in_features + static_cast<int64_t>(stage) * Tile::kStageValues,
-                          kActBytes, &sm.full[s]);
+          for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
+            const int n = pt + 128 * i;
+            int op = 0;
+            const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+            if (row == nullptr) continue;
+            const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+            uint32_t offset = 0;
+            const uint32_t size = fused_hopper::span_copy_plan(slot.raw[n], src, Tile::kRawBytes, args.weights[op],
+                                                               a.weights_end[op], pass == 0, offset);
+            if (pass == 0) bytes += size;
+            else if (size > 0)
+              bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+                            &sm.raw_full[s]);
           }
+          if (pass == 0) mbarrier_arrive_expect_tx(&sm.raw_full[s], bytes);  // releases this thread's stores
         }
-        if (pass == 0) mbarrier_arrive_expect_tx(&sm.full[s], bytes);  // releases this thread's stores
+        ++raw_use;
+      }
+      for (int part = 0; part < Tile::kActStagesPerStage; ++part, ++act_use) {  // its activation stages
+        const int s = static_cast<int>(act_use % Tile::kActStages);
+        if (act_use >= Tile::kActStages) mbarrier_wait(&sm.act_empty[s], ((act_use / Tile::kActStages) - 1) & 1u);
+        HopperQ10ActSlot<Tile>& slot = sm.act_slot[s];
+        const int act_stage = stage * Tile::kActStagesPerStage + part;  // within the row
+        uint32_t bytes = 0;
+        if (has_pair) {  // scales (and sums): ordinary stores, released by the arrival below
+          const float* src = args.act_scales + act_row * act_blocks_per_row + act_stage * Tile::kActBlocks;
+#pragma unroll
+          for (int q = 0; q < Tile::kActBlocks; ++q) slot.act_scale[pt][q] = src[q];
+          if constexpr (Tile::kOffset) {
+            // K % 64 == 0: a row's sums start 16-byte aligned, and so do a stage's.
+            const int4* sums = reinterpret_cast<const int4*>(args.act_sums + act_row * (args.in_features / kQ10SumValues) +
+                                                             act_stage * Tile::kActSums);
+#pragma unroll
+            for (int q = 0; q < Tile::kActSums / 4; ++q) reinterpret_cast<int4*>(slot.act_sum[pt])[q] = sums[q];
+          }
+          bytes = Tile::kActStageValues * sizeof(__half);
+        }
+        mbarrier_arrive_expect_tx(&sm.act_full[s], bytes);
+        if (has_pair)
+          bulk_copy_g2s(slot.acts[pt],
+                        args.act_codes + act_row * args.in_features + static_cast<int64_t>(act_stage) * Tile::kActStageValues,
+                        bytes, &sm.act_full[s]);
       }
     }
   }
 }
 
 // ---- consumer pieces -----------------------------------------------------------------------------
-// Decodes tasks [task_begin, task_end) of chunk `cis` of the stage in `slot` into B set `set` (its
+// Decodes tasks [task_begin, task_end) of chunk `cis` of the raw stage in `slot` into B set `set` (its
 // columns start at CTA column set * kWgCols), buffer `buf`; `t` is the thread among the set's
 // kDecodeThreads decoders. A task is one 32-value piece of one column.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
-                                                        const HopperQ10Slot<Tile>& slot, const HopperQ10Item& w,
+                                                        const HopperQ10RawSlot<Tile>& slot, const HopperQ10Item& w,
                                                         int set, int t, int stage, int cis, int buf, int task_begin,
                                                         int task_end) {
   using Piece = HalfPiece<F>;
@@ -255,8 +276,7 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(const Q10ProductArgs& ar
     const int value = cis * Tile::kChunk + 32 * piece;  // first value of the piece within the stage
     if (row != nullptr) {
       const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
-      const uint8_t* blocks =
-          Tile::kRawShared ? slot.raw[Tile::kRawShared ? n : 0] + (reinterpret_cast<uintptr_t>(src) & 15u) : src;
+      const uint8_t* blocks = slot.raw[n] + (reinterpret_cast<uintptr_t>(src) & 15u);
       Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                     scale);
     } else {
@@ -299,7 +319,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
-  init_stage_ring(sm.full, sm.empty, 128, 256);  // producer warpgroup, two consumer warpgroups
+  init_stage_ring(sm.raw_full, sm.raw_empty, 128, 256);  // producer warpgroup, two consumer warpgroups
+  init_stage_ring(sm.act_full, sm.act_empty, 128, 256);
   __syncthreads();
 
   if (warpgroup == 0) {
@@ -324,7 +345,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const uint32_t bar_threads = Tile::kDecodeThreads;
   const uint32_t b_base = shared_address(sm.b[set][0]);  // buffer 1 follows at + kBBytes
   const int n_chunks = n_stages * Tile::kChunksPerStage;
-  uint32_t use = 0;  // stages consumed so far by this CTA
+  uint32_t raw_use = 0, act_use = 0;  // slots consumed by the items before this one
 
   float span_dot[Tile::kAccRegs];
 #pragma unroll
@@ -337,29 +358,33 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
 
     // ---- prologue: the item's first chunk decoded into buffer 0 -------------------------------
-    mbarrier_wait(&sm.full[use % Tile::kStages], (use / Tile::kStages) & 1u);
-    hopper_q10_decode_chunk<F, Tile>(args, sm, sm.slot[use % Tile::kStages], w, set, decoder, 0, 0, 0, 0,
+    mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
+    hopper_q10_decode_chunk<F, Tile>(args, sm, sm.raw_slot[raw_use % Tile::kStages], w, set, decoder, 0, 0, 0, 0,
                                      Tile::kDecodeTasks);
+    if (Tile::kChunksPerStage == 1) mbarrier_arrive(&sm.raw_empty[raw_use % Tile::kStages]);  // stage 0 decoded
     fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
     named_barrier_sync(bar_id, bar_threads);
 
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u) {
-      const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage, buf = u & 1;
-      const uint32_t slot_index = (use + stage) % Tile::kStages;
-      const HopperQ10Slot<Tile>& slot = sm.slot[slot_index];
+      const int buf = u & 1;
+      const int act_cis = u % Tile::kChunksPerActStage;  // chunk within the activation stage
+      const uint32_t act_at = act_use + u / Tile::kChunksPerActStage;
+      const uint32_t act_index = act_at % Tile::kActStages;
+      const HopperQ10ActSlot<Tile>& slot = sm.act_slot[act_index];
+      if (act_cis == 0) mbarrier_wait(&sm.act_full[act_index], (act_at / Tile::kActStages) & 1u);
       const bool has_next = u + 1 < n_chunks;
       const int next_stage = (u + 1) / Tile::kChunksPerStage, next_cis = (u + 1) % Tile::kChunksPerStage;
-      const uint32_t next_use = use + next_stage;
+      const uint32_t next_raw = raw_use + next_stage;
 
       uint32_t a_frag[Tile::kChunkSteps][4];
 #pragma unroll
       for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &slot.acts[pair_base + 16 * warp + lane % 16][cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
+                    &slot.acts[pair_base + 16 * warp + lane % 16][act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
       const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
       const int pair0 = pair_base + 16 * warp + group;
-      const float a_scale[2] = {slot.act_scale[pair0][cis], slot.act_scale[pair0 + 8][cis]};
+      const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
 
 #pragma unroll
       for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
@@ -377,11 +402,15 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
         // ---- while the products run: this span's share of the next chunk into the other buffer
         if (has_next) {
-          if (j == 0 && next_cis == 0) mbarrier_wait(&sm.full[next_use % Tile::kStages], (next_use / Tile::kStages) & 1u);
-          hopper_q10_decode_chunk<F, Tile>(args, sm, sm.slot[next_use % Tile::kStages], w, set, decoder, next_stage,
+          const uint32_t raw_index = next_raw % Tile::kStages;
+          if (j == 0 && next_cis == 0) mbarrier_wait(&sm.raw_full[raw_index], (next_raw / Tile::kStages) & 1u);
+          hopper_q10_decode_chunk<F, Tile>(args, sm, sm.raw_slot[raw_index], w, set, decoder, next_stage,
                                            next_cis, buf ^ 1, j * Tile::kDecodeTasks / Tile::kSpansPerChunk,
                                            (j + 1) * Tile::kDecodeTasks / Tile::kSpansPerChunk);
-          if (j == Tile::kSpansPerChunk - 1) fence_proxy_async_shared();
+          if (j == Tile::kSpansPerChunk - 1) {
+            if (next_cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
+            fence_proxy_async_shared();
+          }
         }
         mma::wgmma_wait<0>();
         mma::fence_accumulators(span_dot);
@@ -395,7 +424,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
               int32_t total = 0;
 #pragma unroll
               for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
-                total += slot.act_sum[pair0 + 8 * h][(cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
+                total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
               a_sum[h] = static_cast<float>(total);
             }
           }
@@ -418,11 +447,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
           }
         }
       }
-      if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.empty[slot_index]);  // the stage is read
+      if (act_cis == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
       // Every warp has read buffer `buf` (its products waited) and written the next one.
       named_barrier_sync(bar_id, bar_threads);
     }
-    use += n_stages;
+    raw_use += n_stages;
+    act_use += n_stages * Tile::kActStagesPerStage;
 
     // ---- epilogue ----------------------------------------------------------------------------
     if constexpr (Tile::kOps == 2) {
@@ -514,20 +544,29 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
 
 // ---- configurations ------------------------------------------------------------------------------
 
-// One candidate configuration: stage values, stages in flight, raw blocks in shared memory.
+// One candidate configuration: the raw-block ring (values per stage, stages in flight) and the
+// activation ring (values per stage, a part of a raw stage, and stages in flight).
 struct HopperQ10Config {
   int stage_values;
   int stages;
-  bool raw_shared;
+  int act_stage_values;
+  int act_stages;
 };
+
+// One stage size for both rings.
+constexpr HopperQ10Config same_rings(int stage_values, int stages) {
+  return HopperQ10Config{stage_values, stages, stage_values, stages};
+}
+
+template <class F, int Ops, int Pairs, HopperQ10Config C>
+using HopperQ10TileOf = HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.act_stage_values, C.act_stages>;
 
 template <class F, int Ops, int Pairs, HopperQ10Config C>
 constexpr bool hopper_q10_fits() {
   if constexpr (C.stage_values % F::kBlockValues != 0) {
     return false;
   } else {
-    return hopper_q10_shared_bytes<F, HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.raw_shared>>() <=
-           kHopperQ10SharedLimit;
+    return hopper_q10_shared_bytes<F, HopperQ10TileOf<F, Ops, Pairs, C>>() <= kHopperQ10SharedLimit;
   }
 }
 
@@ -542,35 +581,38 @@ constexpr HopperQ10Config hopper_q10_first_fit() {
   }
 }
 
+// After the lead candidates, those that keep 256-value raw stages but move the activations in
+// parts of them: for the formats whose large blocks (the K-quants) do not fit two whole stages of
+// both.
+template <class F, int Ops, int Pairs, HopperQ10Config... Lead>
+constexpr HopperQ10Config hopper_q10_fit_or_split() {
+  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3}, HopperQ10Config{256, 2, 128, 2},
+                              HopperQ10Config{256, 2, 64, 4}, HopperQ10Config{256, 2, 64, 3},
+                              HopperQ10Config{256, 2, 64, 2}>();
+}
+
 // The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
 // of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
-// format's blocks allow; formats whose blocks do not fit next to the activations leave the raw
-// blocks in global memory. The short configuration (stages of max(64, block) values) serves rows
-// that are not a multiple of the long stage.
+// format's blocks allow, else a split ring. The short configuration (stages of max(64, block)
+// values) serves rows that are not a multiple of the long stage.
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_long_config() {
   if constexpr (Ops == 2) {
-    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{256, 2, true}, HopperQ10Config{128, 3, true},
-                                HopperQ10Config{128, 2, true}, HopperQ10Config{256, 2, false}>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2), same_rings(128, 3), same_rings(128, 2)>();
   } else if constexpr (Pairs == 128) {
-    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{128, 4, true}, HopperQ10Config{128, 3, true},
-                                HopperQ10Config{128, 2, true}, HopperQ10Config{256, 2, true},
-                                HopperQ10Config{256, 2, false}>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4), same_rings(128, 3), same_rings(128, 2),
+                                   same_rings(256, 2)>();
   } else {
-    return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{128, 3, true}, HopperQ10Config{128, 2, true},
-                                HopperQ10Config{256, 2, true}, HopperQ10Config{256, 2, false}>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3), same_rings(128, 2), same_rings(256, 2)>();
   }
 }
 
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_short_config() {
   constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  return hopper_q10_first_fit<F, Ops, Pairs, HopperQ10Config{kValues, 4, true}, HopperQ10Config{kValues, 3, true},
-                              HopperQ10Config{kValues, 2, true}, HopperQ10Config{kValues, 2, false}>();
+  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4), same_rings(kValues, 3),
+                                 same_rings(kValues, 2)>();
 }
-
-template <class F, int Ops, int Pairs, HopperQ10Config C>
-using HopperQ10TileOf = HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.raw_shared>;
 
 template <class F, int Ops, int Pairs>
 void launch_hopper_q10_pairs(const HopperQ10Args& args, cudaStream_t stream) {
