@@ -365,6 +365,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
     fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
     named_barrier_sync(bar_id, bar_threads);
 
+    // The A fragments (activation codes) of chunk u: waits for its activation stage, then ldmatrix.
+    uint32_t a_frag[Tile::kChunkSteps][4];
+    auto load_a = [&](int u) {
+      const uint32_t act_at = act_use + u / Tile::kChunksPerActStage;
+      const uint32_t act_index = act_at % Tile::kActStages;
+      const int act_cis = u % Tile::kChunksPerActStage;
+      if (act_cis == 0) mbarrier_wait(&sm.act_full[act_index], (act_at / Tile::kActStages) & 1u);
+#pragma unroll
+      for (int step = 0; step < Tile::kChunkSteps; ++step)
+        ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
+                    &sm.act_slot[act_index].acts[pair_base + 16 * warp + lane % 16]
+                                                [act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
+    };
+    load_a(0);
+
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u) {
       const int buf = u & 1;
@@ -372,16 +387,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       const uint32_t act_at = act_use + u / Tile::kChunksPerActStage;
       const uint32_t act_index = act_at % Tile::kActStages;
       const HopperQ10ActSlot<Tile>& slot = sm.act_slot[act_index];
-      if (act_cis == 0) mbarrier_wait(&sm.act_full[act_index], (act_at / Tile::kActStages) & 1u);
       const bool has_next = u + 1 < n_chunks;
       const int next_stage = (u + 1) / Tile::kChunksPerStage, next_cis = (u + 1) % Tile::kChunksPerStage;
       const uint32_t next_raw = raw_use + next_stage;
 
-      uint32_t a_frag[Tile::kChunkSteps][4];
-#pragma unroll
-      for (int step = 0; step < Tile::kChunkSteps; ++step)
-        ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &slot.acts[pair_base + 16 * warp + lane % 16][act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
       const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
       const int pair0 = pair_base + 16 * warp + group;
       const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
@@ -414,6 +423,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
         }
         mma::wgmma_wait<0>();
         mma::fence_accumulators(span_dot);
+        // The chunk's products are done with the A fragments: the next chunk's load while this one folds.
+        if (j == Tile::kSpansPerChunk - 1 && has_next) load_a(u + 1);
 
         // ---- fold: fold_span<F>'s operations, one for one --------------------------------------
         if (live) {
@@ -515,11 +526,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
         const int pair = pair_base + 16 * warp + group + 8 * h;
         if (pair >= w.pair_count) continue;
         float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
+        // rows % 64 == 0 and an even row: both of a lane's values are in the row, 8-byte aligned
+        // where down_out is (the launcher checks).
 #pragma unroll
         for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
           const int row = w.col_begin + col_base + 8 * j + 2 * tig;
-          if (row < rows) out[row] = acc[4 * j + 2 * h];
-          if (row + 1 < rows) out[row + 1] = acc[4 * j + 2 * h + 1];
+          if (row < rows) *reinterpret_cast<float2*>(out + row) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
         }
       }
     }
@@ -641,6 +653,8 @@ void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_
 
 template <class F>
 void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(args.p.down_out) % alignof(float2) != 0)
+    throw Error(Status::kInternal, "q10 Hopper kernels: the down rows are not 8-byte aligned");
   if (pairs == 128) launch_hopper_q10_pairs<F, 1, 128>(args, stream);
   else launch_hopper_q10_pairs<F, 1, 64>(args, stream);
 }
