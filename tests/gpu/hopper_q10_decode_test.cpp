@@ -1,11 +1,12 @@
 // The q10 Hopper kernels' weight decode (HalfPiece<F>) against the traits' decode_wide on every
-// bundled block of all 25 formats, bitwise: the f16 integers, the span scales and offsets. Blocks
-// sit at a 2-byte-aligned (not 4-aligned) device address, as in GGUF tensor data; outputs are
-// poisoned first.
+// bundled block of all 25 formats, bitwise: the f16 integers, the span scales and offsets. The
+// blocks sit once at a 16-byte-aligned device address (the fast loads) and once at a 2-byte-aligned
+// (not 4-aligned) one, as a GGUF tensor may; outputs are poisoned first.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "decode_vectors.hpp"
@@ -24,13 +25,14 @@ namespace {
 
 using test::DecodeVectors;
 
-class HopperQ10Decode : public ::testing::TestWithParam<std::string> {
+class HopperQ10Decode : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
   void SetUp() override { STRATA_REQUIRE_GPU(); }
 };
 
 TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
-  const DecodeVectors v = strata::test::load_decode_vectors(GetParam());
+  const DecodeVectors v = strata::test::load_decode_vectors(std::get<0>(GetParam()));
+  const int misalign = std::get<1>(GetParam());  // bytes past a 256-byte-aligned allocation
   const strata::FormatInfo* f = strata::find_block_format(v.name);
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->wide) << v.name << " has no wide decode";
@@ -39,10 +41,10 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
   const int spans = strata::test::half_piece_spans(f->type);
   ASSERT_GE(spans, 1);
 
-  // Blocks at base + 2 (2-byte aligned, not 4); outputs NaN-poisoned.
-  cuda::DeviceBuffer<uint8_t> blocks(v.blocks.size() + 2);
+  // Blocks at base + misalign; outputs NaN-poisoned.
+  cuda::DeviceBuffer<uint8_t> blocks(v.blocks.size() + 16);
   cuda::DeviceBuffer<float> w(n_pieces * 32), scale(n_pieces * 2), offset(n_pieces * 2);
-  uint8_t* d_blocks = blocks.get() + 2;
+  uint8_t* d_blocks = blocks.get() + misalign;
   STRATA_CUDA_CHECK(cudaMemcpy(d_blocks, v.blocks.data(), v.blocks.size(), cudaMemcpyHostToDevice));
   test::poison_device(w.get(), n_pieces * 32);
   test::poison_device(scale.get(), n_pieces * 2);
@@ -80,12 +82,16 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
       }
     }
   }
-  EXPECT_EQ(value_mismatches, 0) << v.name << ": " << first;
-  EXPECT_EQ(scale_mismatches, 0) << v.name << ": " << first;
+  EXPECT_EQ(value_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
+  EXPECT_EQ(scale_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, HopperQ10Decode, ::testing::ValuesIn(strata::test::decode_vector_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(AllTypes, HopperQ10Decode,
+                         ::testing::Combine(::testing::ValuesIn(strata::test::decode_vector_names()),
+                                            ::testing::Values(0, 2)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+                           return std::get<0>(info.param) + "_at_" + std::to_string(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace strata

@@ -8,6 +8,8 @@
 #include "formats/format.hpp"
 #include "formats/iq3_s.hpp"
 #include "formats/q2_0.hpp"
+#include "formats/q4_k.hpp"
+#include "formats/q6_k.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -18,6 +20,15 @@
 namespace strata::cuda::fused_q10 {
 
 #if defined(__CUDACC__)
+// Four codes c (one per byte, each 0..255) as the f16 pairs (c0, c1) and (c2, c3) plus 1024: the
+// bytes under the f16 bits 0x64.. (1024 + c exactly).
+__device__ __forceinline__ void codes_under_1024(uint32_t codes, __half2& lo, __half2& hi) {
+  const uint32_t l = __byte_perm(codes, 0x64646464u, 0x4140);
+  const uint32_t h = __byte_perm(codes, 0x64646464u, 0x4342);
+  lo = *reinterpret_cast<const __half2*>(&l);
+  hi = *reinterpret_cast<const __half2*>(&h);
+}
+
 // ---- the device path: f16 pairs straight from the int8 sub-block decoders ----------------------
 // One piece = one int8 sub-block (blocks::DeviceDecoder<F>: eight words of four signed codes
 // q). Each code becomes the f16 integer w = q * multiplier without a conversion instruction per
@@ -33,13 +44,27 @@ __device__ __forceinline__ void widen_codes_f16(const uint32_t (&words)[8], int 
   const __half2 bias = __half2half2(__int2half_rn(-1152 * multiplier));
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const uint32_t biased = words[i] ^ 0x80808080u;
-    const uint32_t lo = __byte_perm(biased, 0x64646464u, 0x4140);
-    const uint32_t hi = __byte_perm(biased, 0x64646464u, 0x4342);
-    const __half2 w_lo = __hfma2(*reinterpret_cast<const __half2*>(&lo), m2, bias);
-    const __half2 w_hi = __hfma2(*reinterpret_cast<const __half2*>(&hi), m2, bias);
+    __half2 lo, hi;
+    codes_under_1024(words[i] ^ 0x80808080u, lo, hi);  // 1024 + q + 128
+    const __half2 w_lo = __hfma2(lo, m2, bias);
+    const __half2 w_hi = __hfma2(hi, m2, bias);
     h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
     h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+  }
+}
+
+// The 32 bytes at p (at least 2-byte aligned; shared or global) as eight little-endian words:
+// two 16-byte loads where p is 16-byte aligned (GGUF tensors and rows usually are), else 16-bit
+// loads.
+__device__ __forceinline__ void load_words8(const uint8_t* p, uint32_t (&w)[8]) {
+  if ((reinterpret_cast<uintptr_t>(p) & 15u) == 0) {
+    const uint4 a = *reinterpret_cast<const uint4*>(p);
+    const uint4 b = *reinterpret_cast<const uint4*>(p + 16);
+    w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
+  } else {
+    const blocks::PlainLoad load;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i] = load.u32(p + 4 * i);
   }
 }
 
@@ -111,6 +136,74 @@ struct HalfPiece<Q2_0> {
     Decoder::decode(raw, table, words, s[0].scale);
     widen_codes_f16(words, 1, h2);
     s[0].offset = 0.0f;
+  }
+};
+
+// Q4_K: piece = sub-block = span p32. Codes q = 0..15 (a nibble of qs), w = q * sc with the 6-bit
+// sub-block scale sc: one fused multiply-add per pair, (1024 + q) * sc - 1024 * sc = q * sc, exact
+// (q * sc <= 945; 1024 * sc <= 64512 has 6 significant bits). Span scale d, offset -(dmin * m):
+// decode_wide's expressions.
+template <>
+struct HalfPiece<Q4_K> {
+  static constexpr int kTableWords = 1;
+  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    int sc = 0, m = 0;
+    k4_scale_min(block + Q4_K::kScalesOffset, p32, sc, m);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].offset = -(fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2))) * static_cast<float>(m));
+    uint32_t qs[8];
+    load_words8(block + Q4_K::kQsOffset + 32 * (p32 / 2), qs);
+    const int shift = 4 * (p32 % 2);
+    const __half2 m2 = __half2half2(__int2half_rn(sc));
+    const __half2 bias = __half2half2(__int2half_rn(-1024 * sc));
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      __half2 lo, hi;
+      codes_under_1024((qs[i] >> shift) & 0x0F0F0F0Fu, lo, hi);
+      const __half2 w_lo = __hfma2(lo, m2, bias);
+      const __half2 w_hi = __hfma2(hi, m2, bias);
+      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
+      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+    }
+  }
+};
+
+// Q6_K: piece = sub-block p32 = 4n + k, two 16-value spans. Codes q + 32 = low nibble | 2 high
+// bits << 4 (0..63), w = (1024 + q + 32) - 1056 = q exactly. Span scales d * sc (the int8 scales
+// 2 p32 and 2 p32 + 1), decode_sub's expression.
+template <>
+struct HalfPiece<Q6_K> {
+  static constexpr int kTableWords = 1;
+  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[2]) {
+    const blocks::PlainLoad load;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q6_K::kDOffset)));
+    const uint32_t scales = load.u16(block + Q6_K::kScalesOffset + 2 * p32);  // the two int8 scales
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      s[h].scale = d * static_cast<float>(static_cast<int8_t>((scales >> (8 * h)) & 0xFFu));
+      s[h].offset = 0.0f;
+    }
+    const int n = p32 / 4, k = p32 % 4;
+    uint32_t ql[8], qh[8];
+    load_words8(block + Q6_K::kQlOffset + 64 * n + 32 * (k % 2), ql);
+    load_words8(block + Q6_K::kQhOffset + 32 * n, qh);
+    const int low_shift = 4 * (k / 2), high_shift = 2 * k;
+    const __half2 bias = __float2half2_rn(-1056.0f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t codes = ((ql[i] >> low_shift) & 0x0F0F0F0Fu) | (((qh[i] >> high_shift) & 0x03030303u) << 4);
+      __half2 lo, hi;
+      codes_under_1024(codes, lo, hi);
+      const __half2 w_lo = __hadd2(lo, bias);
+      const __half2 w_hi = __hadd2(hi, bias);
+      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
+      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+    }
   }
 };
 #endif
