@@ -12,7 +12,9 @@
 //   - consumers (warpgroups 1 and 2, 128 weight columns each): per span of 64 values, decode their
 //     columns' raw blocks into f16 integer core matrices (HalfPiece<F>: the format's wide decode,
 //     |w| <= W_f), then S/16 wgmma m64n128k16 f32.f16.f16 with the activations from registers
-//     (ldmatrix), the accumulator restarted on the span's first step: the exact integer span dot.
+//     (ldmatrix; the next chunk's as soon as this chunk's products are done, so that the loads
+//     overlap the fold), the accumulator restarted on the span's first step: the exact integer span
+//     dot.
 //     While those run, the next span is decoded into the other B buffer; then each element is
 //     folded by fold_span<F>'s operations, acc = fmaf(dot, w_scale * a_scale, acc), in span order.
 // Gate/up interleave their rows per feature (column 2i gate, 2i + 1 up of feature i), so a lane
