@@ -7,7 +7,8 @@
 //   - against the q10 CPU arm, run_layer_cpu(..., Numerics::kQ10): y and the debug rows;
 //   - across launches and both tile configurations (a configuration changes speed, never a bit);
 // on seeded edge cases (T = 1, k = 1, empty and one-row experts, an expert with most of the
-// tokens, multi-tile experts, a partial feature block of the small tile, 2-byte aligned weights)
+// tokens, multi-tile experts, a partial feature block of the small tile, E = 1024 with k = 16,
+// 2-byte aligned weights)
 // and an all-zero token whose output row must be exactly zero. Formats (the sm_80 kernels): every
 // format of q10_formats.hpp once as gate/up (down Q8_0) and once as down (gate/up Q8_0), each at
 // its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
@@ -249,6 +250,7 @@ const Q10Case kCases[] = {
     {"partial_small_feature_block", 256, 320, 6, 3, 40,
      test::CaseRouting::kUniform},  // f % 128 == 64
     {"qwen35_a3b_t24", 2048, 512, 256, 8, 24, test::CaseRouting::kSkewed},
+    {"e1024_k16", 256, 128, 1024, 16, 40, test::CaseRouting::kUniform},  // 640 pairs over 1024 experts
 };
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
