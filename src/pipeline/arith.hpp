@@ -98,11 +98,13 @@ STRATA_HD_INLINE float fold_biased_dot(float acc, int32_t biased_bits, float w_s
 // ---- exp, SiLU, SwiGLU --------------------------------------------------------------------
 // exp on plain fp32 operations (Cody-Waite reduction, degree-6 polynomial; ~1 ulp), so host and
 // device produce the same bits; the libm/CUDA expf do not agree with each other.
+// The polynomial runs on x clamped into [-103.97208, 88.72283] (x itself there; finite for NaN)
+// and the results outside that range are selected afterwards: the same bits as returning early,
+// without a branch in device code, so that the epilogues can interleave several exps.
 STRATA_HD_INLINE float exp_f32(float x) {
-  if (!(x < 88.72283f)) return (x != x) ? x : INFINITY;
-  if (x < -103.97208f) return 0.0f;
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23)
-  float r = fmaf(n, -0.693359375f, x);
+  const float xr = fminf(fmaxf(x, -103.97208f), 88.72283f);
+  const float n = (xr * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23)
+  float r = fmaf(n, -0.693359375f, xr);
   r = fmaf(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
   p = fmaf(p, r, 1.3981999507e-3f);
@@ -116,7 +118,9 @@ STRATA_HD_INLINE float exp_f32(float x) {
   const int half = ni / 2;
   const float s1 = bits_to_float(static_cast<uint32_t>(half + 127) << 23);
   const float s2 = bits_to_float(static_cast<uint32_t>(ni - half + 127) << 23);
-  return (p * s1) * s2;
+  const float y = (p * s1) * s2;
+  const float high = (x != x) ? x : INFINITY;  // x >= 88.72283 or NaN
+  return !(x < 88.72283f) ? high : (x < -103.97208f ? 0.0f : y);
 }
 
 STRATA_HD_INLINE float silu(float g) { return g / (1.0f + exp_f32(-g)); }

@@ -18,6 +18,46 @@ namespace {
 
 constexpr double kRouterWeightTolerance = 1e-6;
 
+// exp_f32 as first written, returning early outside the polynomial's range: the branch-free
+// exp_f32 must give its bits for every input.
+float exp_f32_early_return(float x) {
+  if (!(x < 88.72283f)) return (x != x) ? x : INFINITY;
+  if (x < -103.97208f) return 0.0f;
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = fmaf(n, -0.693359375f, x);
+  r = fmaf(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = fmaf(p, r, 1.3981999507e-3f);
+  p = fmaf(p, r, 8.3334519073e-3f);
+  p = fmaf(p, r, 4.1665795894e-2f);
+  p = fmaf(p, r, 1.6666665459e-1f);
+  p = fmaf(p, r, 5.0000001201e-1f);
+  p = fmaf(p, r * r, r) + 1.0f;
+  const int ni = static_cast<int>(n);
+  const int half = ni / 2;
+  const float s1 = bits_to_float(static_cast<uint32_t>(half + 127) << 23);
+  const float s2 = bits_to_float(static_cast<uint32_t>(ni - half + 127) << 23);
+  return (p * s1) * s2;
+}
+
+TEST(ExpF32, BranchFreeGivesTheEarlyReturnBits) {
+  auto check = [](uint32_t bits) {
+    const float x = bits_to_float(bits);
+    const uint32_t got = float_to_bits(exp_f32(x)), want = float_to_bits(exp_f32_early_return(x));
+    if (got != want) ADD_FAILURE() << "x bits 0x" << std::hex << bits << ": 0x" << got << " against 0x" << want;
+    return got == want;
+  };
+  // A stride over all 2^32 bit patterns (both signs, NaNs and infinities among them), then every
+  // float within 2^16 ulps of the two range ends and of the infinities.
+  int failures = 0;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32) && failures < 8; bits += 251)
+    failures += !check(static_cast<uint32_t>(bits));
+  for (const float edge : {88.72283f, -103.97208f, INFINITY, -INFINITY})
+    for (int step = -(1 << 16); step <= (1 << 16) && failures < 8; ++step)
+      failures += !check(float_to_bits(edge) + static_cast<uint32_t>(step));
+  EXPECT_EQ(failures, 0);
+}
+
 TEST(QuantizeBlock32, TiesRoundAwayFromZeroAndAmaxIsFull) {
   float x[32];
   for (int i = 0; i < 32; ++i) x[i] = 0.0f;

@@ -105,37 +105,70 @@ struct HalfPiece {
   }
 };
 
-// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d.
+// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid as f16
+// magnitudes (entry e = words 2e, 2e + 1: the f16 pairs of its values 0, 1 and 2, 3). Per group of
+// four values: one 8-byte table load, the four sign bits moved onto the f16 sign bits by two
+// integer multiplies, and one HMUL2 per pair by the odd multiplier: |grid| * (1 + 2s) <= 465 is an
+// exact f16 integer, and flipping the sign bit is exact, so the pairs are decode_wide's integers.
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
-  static constexpr int kTableWords = Decoder::kTableWords;
-  __device__ __forceinline__ static uint32_t table_word(int i) { return Decoder::table_word(i); }
+  static constexpr int kTableWords = 2 * tables::k_iq3s_grid_size;
+  __device__ __forceinline__ static uint32_t table_word(int i) {
+    const uint32_t magnitudes = tables::iq3s_grid(i / 2);  // one per byte, 1..15
+    const uint32_t lo = (magnitudes >> (16 * (i % 2))) & 0xFFu, hi = (magnitudes >> (16 * (i % 2) + 8)) & 0xFFu;
+    return pack_f16_pair(static_cast<int16_t>(lo), static_cast<int16_t>(hi));
+  }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
-    uint32_t words[8];
-    float sub_block_scale;
-    Decoder::decode(raw, grid, words, sub_block_scale);
-    widen_codes_f16(words, Decoder::multiplier(raw), h2);
+    const __half2 m2 = __half2half2(__int2half_rn(Decoder::multiplier(raw)));
+    const uint2* grid2 = reinterpret_cast<const uint2*>(grid);
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const uint32_t index = __byte_perm(raw.qs[m / 4], 0u, 0x4440u + static_cast<uint32_t>(m % 4)) |
+                             ((raw.meta >> (8 + m)) & 0x100u);
+      const uint2 g = grid2[index];
+      // Sign bits 0..3 of the group: bit j onto bit 15 of its f16 (j = 0, 2) or bit 31 (j = 1, 3).
+      const uint32_t negative = (raw.signs >> (4 * m)) & 0xFu;
+      const uint32_t sign_lo = (negative * 0x40008000u) & 0x80008000u;  // bits 0, 1
+      const uint32_t sign_hi = (negative * 0x10002000u) & 0x80008000u;  // bits 2, 3
+      const uint32_t lo = g.x ^ sign_lo, hi = g.y ^ sign_hi;
+      const __half2 w_lo = __hmul2(*reinterpret_cast<const __half2*>(&lo), m2);
+      const __half2 w_hi = __hmul2(*reinterpret_cast<const __half2*>(&hi), m2);
+      h2[2 * m] = *reinterpret_cast<const uint32_t*>(&w_lo);
+      h2[2 * m + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+    }
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
     s[0].offset = 0.0f;
   }
 };
 
-// Q2_0: piece = sub-block p32, multiplier 1, span scale d.
+// Q2_0: piece = sub-block p32, w = code - 1, span scale d. Each byte's four 2-bit codes c spread
+// to four bytes go under the f16 bits 0x64 (1024 + c), and one HADD2 per pair of -1025 leaves
+// c - 1 exactly.
 template <>
 struct HalfPiece<Q2_0> {
   using Decoder = blocks::DeviceDecoder<Q2_0>;
   static constexpr int kTableWords = 1;
   __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
-  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* table,
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
-    uint32_t words[8];
-    Decoder::decode(raw, table, words, s[0].scale);
-    widen_codes_f16(words, 1, h2);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.d));
     s[0].offset = 0.0f;
+    const __half2 bias = __float2half2_rn(-1025.0f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t x = (raw.codes[i / 4] >> (8 * (i % 4))) & 0xFFu;
+      const uint32_t spread = (x | (x << 6) | (x << 12) | (x << 18)) & 0x03030303u;  // code j in byte j
+      __half2 lo, hi;
+      codes_under_1024(spread, lo, hi);
+      const __half2 w_lo = __hadd2(lo, bias);
+      const __half2 w_hi = __hadd2(hi, bias);
+      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
+      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+    }
   }
 };
 

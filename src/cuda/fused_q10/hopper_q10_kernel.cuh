@@ -79,6 +79,9 @@ struct HopperQ10Tile {
   static constexpr int kDecodeThreads = kPairSplit ? 256 : 128;  // threads decoding one B tile
   static constexpr int kStages = Stages;              // raw-block stages in flight
   static constexpr int kActStages = ActStages;        // activation stages in flight
+  // Work items in flight between the producer and the consumers: every item has at least one raw
+  // stage and the producer runs at most kStages stages ahead, so kStages + 1 slots never overlap.
+  static constexpr int kItemSlots = Stages + 1;
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
   static constexpr int kThreads = 384;                // producer warpgroup + two consumers
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave.
@@ -119,6 +122,13 @@ struct HopperQ10Tile {
   static_assert(ActStages >= 2, "the producer runs at least one activation stage ahead");
 };
 
+struct HopperQ10Item {
+  int expert;
+  int32_t pair_begin;
+  int pair_count;
+  int col_begin;  // in interleaved columns (2 per feature for gate/up)
+};
+
 template <class Tile>
 struct HopperQ10RawSlot {
   alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];  // raw blocks, aligned spans
@@ -137,7 +147,10 @@ struct HopperQ10Shared {
   uint64_t raw_empty[Tile::kStages];     // consumers -> producer: the raw slot has been decoded
   uint64_t act_full[Tile::kActStages];   // the same for the activation slots
   uint64_t act_empty[Tile::kActStages];
-  uint32_t table[HalfPiece<F>::kTableWords];
+  // producer -> consumers: the work items in flight, written before the arrival on the raw_full
+  // barrier of the item's first stage (see hopper_q10_producer)
+  HopperQ10Item items[Tile::kItemSlots];
+  alignas(16) uint32_t table[HalfPiece<F>::kTableWords];
   alignas(128) uint8_t b[Tile::kBSets][2][Tile::kBBytes];    // [set][buffer] core matrices, f16
   // [set][buffer][span of the chunk][column] span scale (and offset)
   alignas(16) float b_scale[Tile::kBSets][2][Tile::kSpansPerChunk][Tile::kWgCols];
@@ -151,13 +164,6 @@ template <class F, class Tile>
 constexpr size_t hopper_q10_shared_bytes() {
   return sizeof(HopperQ10Shared<F, Tile>);
 }
-
-struct HopperQ10Item {
-  int expert;
-  int32_t pair_begin;
-  int pair_count;
-  int col_begin;  // in interleaved columns (2 per feature for gate/up)
-};
 
 template <class Tile>
 __device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, int64_t item,
@@ -191,8 +197,9 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
                                                     int64_t n_items, int col_blocks, int n_stages) {
   const Q10ProductArgs& args = a.p;
   uint32_t raw_use = 0, act_use = 0;  // slots filled so far by this CTA
+  uint32_t item_use = 0;               // items handed to the consumers so far
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
     const bool has_pair = pt < w.pair_count;
     const int64_t act_row =
@@ -201,6 +208,9 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
       {  // the stage's raw blocks
         const int s = static_cast<int>(raw_use % Tile::kStages);
         if (raw_use >= Tile::kStages) mbarrier_wait(&sm.raw_empty[s], ((raw_use / Tile::kStages) - 1) & 1u);
+        // The item, for the consumers: released by this thread's arrival below, read by them
+        // after their wait on this stage.
+        if (stage == 0 && pt == 0) sm.items[item_use % Tile::kItemSlots] = w;
         HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
         // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
         // count; pass 2, after the arrival that announces the bytes: the bulk copies.
@@ -255,14 +265,29 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 }
 
 // ---- consumer pieces -----------------------------------------------------------------------------
+// A decode task is one 32-value piece of one column; thread t of a B set's kDecodeThreads decoders
+// has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of an item.
+// Per item and task: the low four address bits of the task's weight row (where its bytes sit in a
+// raw slot, from which each stage's follow), or -1 past the tensor's rows.
+template <class Tile>
+__device__ __forceinline__ void hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int set,
+                                                     int t, int (&row_low)[Tile::kDecodeTasks]) {
+#pragma unroll
+  for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+    const int n = set * Tile::kWgCols + (t + Tile::kDecodeThreads * i) % Tile::kWgCols;
+    int op = 0;
+    const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+    row_low[i] = row == nullptr ? -1 : static_cast<int>(reinterpret_cast<uintptr_t>(row) & 15u);
+  }
+}
+
 // Decodes tasks [task_begin, task_end) of chunk `cis` of the raw stage in `slot` into B set `set` (its
-// columns start at CTA column set * kWgCols), buffer `buf`; `t` is the thread among the set's
-// kDecodeThreads decoders. A task is one 32-value piece of one column.
+// columns start at CTA column set * kWgCols), buffer `buf`.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decode_chunk(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm,
-                                                        const HopperQ10RawSlot<Tile>& slot, const HopperQ10Item& w,
-                                                        int set, int t, int stage, int cis, int buf, int task_begin,
-                                                        int task_end) {
+__device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
+                                                        const HopperQ10RawSlot<Tile>& slot,
+                                                        const int (&row_low)[Tile::kDecodeTasks], int set, int t,
+                                                        int stage, int cis, int buf, int task_begin, int task_end) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
 #pragma unroll
@@ -271,14 +296,12 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(const Q10ProductArgs& ar
     const int local = task % Tile::kWgCols;  // column within the set
     const int piece = task / Tile::kWgCols;  // 32-value piece of the chunk
     const int n = set * Tile::kWgCols + local;
-    int op = 0;
-    const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
     uint32_t h2[16];
     WideScale scale[kPieceSpans];
     const int value = cis * Tile::kChunk + 32 * piece;  // first value of the piece within the stage
-    if (row != nullptr) {
-      const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
-      const uint8_t* blocks = slot.raw[n] + (reinterpret_cast<uintptr_t>(src) & 15u);
+    if (row_low[i] >= 0) {
+      // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row (span_copy_plan).
+      const uint8_t* blocks = slot.raw[n] + ((row_low[i] + stage * Tile::kRawBytes) & 15);
       Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                     scale);
     } else {
@@ -348,20 +371,23 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const uint32_t b_base = shared_address(sm.b[set][0]);  // buffer 1 follows at + kBBytes
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   uint32_t raw_use = 0, act_use = 0;  // slots consumed by the items before this one
+  uint32_t item_use = 0;               // items before this one
 
   float span_dot[Tile::kAccRegs];
 #pragma unroll
   for (int r = 0; r < Tile::kAccRegs; ++r) span_dot[r] = 0.0f;
 
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
-    const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     float acc[Tile::kAccRegs];
 #pragma unroll
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
 
-    // ---- prologue: the item's first chunk decoded into buffer 0 -------------------------------
+    // ---- prologue: the item from the producer, its first chunk decoded into buffer 0 ----------
     mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
-    hopper_q10_decode_chunk<F, Tile>(args, sm, sm.raw_slot[raw_use % Tile::kStages], w, set, decoder, 0, 0, 0, 0,
+    const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
+    int row_low[Tile::kDecodeTasks];
+    hopper_q10_task_rows<Tile>(args, w, set, decoder, row_low);
+    hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_use % Tile::kStages], row_low, set, decoder, 0, 0, 0, 0,
                                      Tile::kDecodeTasks);
     if (Tile::kChunksPerStage == 1) mbarrier_arrive(&sm.raw_empty[raw_use % Tile::kStages]);  // stage 0 decoded
     fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
@@ -415,7 +441,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
         if (has_next) {
           const uint32_t raw_index = next_raw % Tile::kStages;
           if (j == 0 && next_cis == 0) mbarrier_wait(&sm.raw_full[raw_index], (next_raw / Tile::kStages) & 1u);
-          hopper_q10_decode_chunk<F, Tile>(args, sm, sm.raw_slot[raw_index], w, set, decoder, next_stage,
+          hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], row_low, set, decoder, next_stage,
                                            next_cis, buf ^ 1, j * Tile::kDecodeTasks / Tile::kSpansPerChunk,
                                            (j + 1) * Tile::kDecodeTasks / Tile::kSpansPerChunk);
           if (j == Tile::kSpansPerChunk - 1) {

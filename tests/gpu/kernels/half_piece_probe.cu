@@ -15,7 +15,7 @@ __global__ void half_piece_probe_kernel(const uint8_t* blocks, int64_t n_pieces,
   using Piece = cuda::fused_q10::HalfPiece<F>;
   constexpr int kSpans = cuda::fused_q10::kPieceSpans<F>;
   constexpr int kPiecesPerBlock = F::kBlockValues / 32;
-  __shared__ uint32_t table[Piece::kTableWords];
+  __shared__ alignas(16) uint32_t table[Piece::kTableWords];
   for (int i = threadIdx.x; i < Piece::kTableWords; i += blockDim.x) table[i] = Piece::table_word(i);
   __syncthreads();
   const int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
