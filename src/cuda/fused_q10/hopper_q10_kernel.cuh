@@ -8,15 +8,19 @@
 //     per activation stage (the weight stage or a part of it) it waits until an activation slot is
 //     free, then moves the f16 activation codes of every pair of the tile (one bulk copy per pair).
 //     The activation scales (one per 64 values), code sums and weight bytes outside the tensor's
-//     aligned span go by ordinary loads and stores before the arrival;
-//   - consumers (warpgroups 1 and 2, 128 weight columns each): per span of 64 values, decode their
-//     columns' raw blocks into f16 integer core matrices (HalfPiece<F>: the format's wide decode,
-//     |w| <= W_f), then S/16 wgmma m64n128k16 f32.f16.f16 with the activations from registers
-//     (ldmatrix; the next chunk's as soon as this chunk's products are done, so that the loads
-//     overlap the fold), the accumulator restarted on the span's first step: the exact integer span
-//     dot.
-//     While those run, the next span is decoded into the other B buffer; then each element is
-//     folded by fold_span<F>'s operations, acc = fmaf(dot, w_scale * a_scale, acc), in span order.
+//     aligned span go by ordinary loads and stores before the arrival. It also hands each work item
+//     to the other warpgroups through a small ring of item slots;
+//   - decoder (warpgroup 1): per chunk of 64 values, decodes the columns' raw blocks into f16
+//     integer core matrices (HalfPiece<F>: the format's wide decode, |w| <= W_f) in a ring of B
+//     buffers, with their span scales (and offsets), each buffer announced on its own `full`
+//     mbarrier and given back on its `empty` one;
+//   - consumers (warpgroups 2 and 3): per chunk, S/16 wgmma m64n128k16 f32.f16.f16 per span of S
+//     values with the activations from registers (ldmatrix at the chunk's start) and the decoded
+//     weights from the B buffer, the accumulator restarted on the span's first step: the exact
+//     integer span dot.
+//     Then each element is folded by fold_span<F>'s operations, acc = fmaf(dot, w_scale * a_scale,
+//     acc), in span order. The decoder runs up to kBBufs chunks ahead, so the decode of the next
+//     chunks overlaps the consumers' products, folds and epilogues.
 // Gate/up interleave their rows per feature (column 2i gate, 2i + 1 up of feature i), so a lane
 // holds gate and up of the same (pair, feature) and a consumer's 128 columns are one 64-feature
 // requantisation block: SwiGLU and the q10 requant (quantize_block_q10's operations, max and sums
@@ -56,7 +60,7 @@ namespace strata::cuda::fused_q10 {
 //                               large blocks of the K-quants fit in shared memory beside them).
 // The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
 // spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
-template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages>
+template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
   static constexpr int kStageValues = StageValues;    // K values per raw-block stage
@@ -76,18 +80,24 @@ struct HopperQ10Tile {
   static constexpr int kWgCols = 128;                 // weight columns per consumer (wgmma N)
   static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
   static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
-  static constexpr int kDecodeThreads = kPairSplit ? 256 : 128;  // threads decoding one B tile
+  static constexpr int kDecodeThreads = 128;          // the decoder warpgroup
+  static constexpr int kBBufs = BBufs;                // B buffers (chunks) the decoder may run ahead
   static constexpr int kStages = Stages;              // raw-block stages in flight
   static constexpr int kActStages = ActStages;        // activation stages in flight
   // Work items in flight between the producer and the consumers: every item has at least one raw
-  // stage and the producer runs at most kStages stages ahead, so kStages + 1 slots never overlap.
-  static constexpr int kItemSlots = Stages + 1;
+  // stage and one chunk; the producer runs at most kStages stages ahead of the decoder, and the
+  // decoder at most kBBufs chunks ahead of the consumers, so kStages + kBBufs + 2 slots never
+  // overlap.
+  static constexpr int kItemSlots = Stages + BBufs + 2;
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
-  static constexpr int kThreads = 384;                // producer warpgroup + two consumers
+  static constexpr int kThreads = 512;                // producer, decoder, two consumers
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave.
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = 40;
-  static constexpr int kConsumerRegisters = 232;
+  // Measured with -Xptxas -v: the fewest registers with which no warpgroup spills (the pair split's
+  // consumers need more, its producer and decoder fewer).
+  static constexpr int kProducerRegisters = kPairSplit ? 32 : 40;
+  static constexpr int kDecoderRegisters = kPairSplit ? 48 : 56;
+  static constexpr int kConsumerRegisters = kPairSplit ? 216 : 208;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -102,7 +112,7 @@ struct HopperQ10Tile {
   static constexpr int kCoreStrideBytes = 8 * kChunk * 2;
   static constexpr int kBBytes = kWgCols * kChunk * 2;  // one consumer's B tile of one chunk
   static constexpr int kPiecesPerChunk = kChunk / 32;
-  static constexpr int kDecodeTasks = kWgCols * kPiecesPerChunk / kDecodeThreads;  // pieces per thread, chunk
+  static constexpr int kDecodeTasks = kBSets * kWgCols * kPiecesPerChunk / kDecodeThreads;  // pieces per thread, chunk
 
   static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
   static_assert(kSpan == 16 || kSpan == 32 || kSpan == 64, "spans nest in a chunk of 64");
@@ -112,11 +122,13 @@ struct HopperQ10Tile {
   static_assert(Pairs == 64 || Pairs == 128, "one m64 row tile per consumer");
   static_assert(Ops == 1 || kWgCols == 2 * kQ10BlockValues,
                 "a consumer's columns are one 64-feature requant block");
-  static_assert(kWgCols * kPiecesPerChunk % kDecodeThreads == 0, "decode tasks spread evenly");
+  static_assert(kBSets * kWgCols * kPiecesPerChunk % kDecodeThreads == 0, "decode tasks spread evenly");
+  static_assert(kDecodeThreads % kWgCols == 0 || kWgCols % kDecodeThreads == 0, "a task's column from its index");
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
-  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * kLaunchRegisters,
+  static_assert(128 * (kProducerRegisters + kDecoderRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
-  static_assert(Stages >= 2, "the last chunk of a stage decodes while the next stage's blocks land");
+  static_assert(BBufs >= 2, "the decoder runs at least one chunk ahead");
+  static_assert(Stages >= 2, "a stage decodes while the next stage's blocks land");
   static_assert(ActStageValues % kChunk == 0 && StageValues % ActStageValues == 0,
                 "whole activation blocks per activation stage, whole activation stages per raw stage");
   static_assert(ActStages >= 2, "the producer runs at least one activation stage ahead");
@@ -144,17 +156,19 @@ struct HopperQ10ActSlot {
 template <class F, class Tile>
 struct HopperQ10Shared {
   uint64_t raw_full[Tile::kStages];      // producer -> consumers: the raw slot's bytes have landed
-  uint64_t raw_empty[Tile::kStages];     // consumers -> producer: the raw slot has been decoded
+  uint64_t raw_empty[Tile::kStages];     // decoder -> producer: the raw slot has been decoded
   uint64_t act_full[Tile::kActStages];   // the same for the activation slots
   uint64_t act_empty[Tile::kActStages];
   // producer -> consumers: the work items in flight, written before the arrival on the raw_full
   // barrier of the item's first stage (see hopper_q10_producer)
   HopperQ10Item items[Tile::kItemSlots];
   alignas(16) uint32_t table[HalfPiece<F>::kTableWords];
-  alignas(128) uint8_t b[Tile::kBSets][2][Tile::kBBytes];    // [set][buffer] core matrices, f16
-  // [set][buffer][span of the chunk][column] span scale (and offset)
-  alignas(16) float b_scale[Tile::kBSets][2][Tile::kSpansPerChunk][Tile::kWgCols];
-  alignas(16) float b_offset[Tile::kOffset ? Tile::kBSets : 1][2][Tile::kOffset ? Tile::kSpansPerChunk : 1]
+  uint64_t b_full[Tile::kBBufs];         // decoder -> consumers: the B buffer holds its chunk
+  uint64_t b_empty[Tile::kBBufs];        // consumers -> decoder: the B buffer has been read
+  alignas(128) uint8_t b[Tile::kBBufs][Tile::kBSets][Tile::kBBytes];  // [buffer][set] core matrices, f16
+  // [buffer][set][span of the chunk][column] span scale (and offset)
+  alignas(16) float b_scale[Tile::kBBufs][Tile::kBSets][Tile::kSpansPerChunk][Tile::kWgCols];
+  alignas(16) float b_offset[Tile::kOffset ? Tile::kBBufs : 1][Tile::kBSets][Tile::kOffset ? Tile::kSpansPerChunk : 1]
                             [Tile::kOffset ? Tile::kWgCols : 1];
   alignas(128) HopperQ10RawSlot<Tile> raw_slot[Tile::kStages];
   alignas(128) HopperQ10ActSlot<Tile> act_slot[Tile::kActStages];
@@ -264,41 +278,49 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
   }
 }
 
-// ---- consumer pieces -----------------------------------------------------------------------------
-// A decode task is one 32-value piece of one column; thread t of a B set's kDecodeThreads decoders
-// has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of an item.
+// ---- decoder ------------------------------------------------------------------------------------
+// A decode task is one 32-value piece of one column of one B set; thread t of the decoder
+// warpgroup has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of
+// an item. Task index = (set * kPiecesPerChunk + piece) * kWgCols + column within the set.
+template <class Tile>
+struct HopperQ10Task {
+  int set, local, piece;
+  __device__ __forceinline__ explicit HopperQ10Task(int task)
+      : set(task / (Tile::kWgCols * Tile::kPiecesPerChunk)),
+        local(task % Tile::kWgCols),
+        piece((task / Tile::kWgCols) % Tile::kPiecesPerChunk) {}
+  __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
+};
+
 // Per item and task: the low four address bits of the task's weight row (where its bytes sit in a
 // raw slot, from which each stage's follow), or -1 past the tensor's rows.
 template <class Tile>
-__device__ __forceinline__ void hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int set,
-                                                     int t, int (&row_low)[Tile::kDecodeTasks]) {
+__device__ __forceinline__ void hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t,
+                                                     int (&row_low)[Tile::kDecodeTasks]) {
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
-    const int n = set * Tile::kWgCols + (t + Tile::kDecodeThreads * i) % Tile::kWgCols;
+    const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
     int op = 0;
-    const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+    const uint8_t* row = hopper_q10_row<Tile>(args, w, task.column(), op);
     row_low[i] = row == nullptr ? -1 : static_cast<int>(reinterpret_cast<uintptr_t>(row) & 15u);
   }
 }
 
-// Decodes tasks [task_begin, task_end) of chunk `cis` of the raw stage in `slot` into B set `set` (its
-// columns start at CTA column set * kWgCols), buffer `buf`.
+// Decodes thread t's tasks of chunk `cis` of the raw stage in `slot` into B buffer `buf`.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
                                                         const HopperQ10RawSlot<Tile>& slot,
-                                                        const int (&row_low)[Tile::kDecodeTasks], int set, int t,
-                                                        int stage, int cis, int buf, int task_begin, int task_end) {
+                                                        const int (&row_low)[Tile::kDecodeTasks], int t, int stage,
+                                                        int cis, int buf) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
 #pragma unroll
-  for (int i = task_begin; i < task_end; ++i) {
-    const int task = t + Tile::kDecodeThreads * i;
-    const int local = task % Tile::kWgCols;  // column within the set
-    const int piece = task / Tile::kWgCols;  // 32-value piece of the chunk
-    const int n = set * Tile::kWgCols + local;
+  for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+    const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
+    const int n = task.column();
     uint32_t h2[16];
     WideScale scale[kPieceSpans];
-    const int value = cis * Tile::kChunk + 32 * piece;  // first value of the piece within the stage
+    const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
     if (row_low[i] >= 0) {
       // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row (span_copy_plan).
       const uint8_t* blocks = slot.raw[n] + ((row_low[i] + stage * Tile::kRawBytes) & 15);
@@ -310,20 +332,48 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
 #pragma unroll
       for (int j = 0; j < kPieceSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
     }
-    uint8_t* core = sm.b[set][buf] + (local / 8) * Tile::kCoreStrideBytes + (4 * piece) * Tile::kCoreLeadingBytes +
-                    (local % 8) * 16;
+    uint8_t* core = sm.b[buf][task.set] + (task.local / 8) * Tile::kCoreStrideBytes +
+                    (4 * task.piece) * Tile::kCoreLeadingBytes + (task.local % 8) * 16;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       *reinterpret_cast<uint4*>(core + q * Tile::kCoreLeadingBytes) =
           make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
-    if ((32 * piece) % Tile::kSpan == 0) {  // the piece starts kPieceSpans spans of the chunk
+    if ((32 * task.piece) % Tile::kSpan == 0) {  // the piece starts kPieceSpans spans of the chunk
 #pragma unroll
       for (int j = 0; j < kPieceSpans; ++j) {
-        const int span = (32 * piece) / Tile::kSpan + j;
-        sm.b_scale[set][buf][span][local] = scale[j].scale;
-        if constexpr (Tile::kOffset) sm.b_offset[set][buf][span][local] = scale[j].offset;
+        const int span = (32 * task.piece) / Tile::kSpan + j;
+        sm.b_scale[buf][task.set][span][task.local] = scale[j].scale;
+        if constexpr (Tile::kOffset) sm.b_offset[buf][task.set][span][task.local] = scale[j].offset;
       }
     }
+  }
+}
+
+// The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
+template <class F, class Tile>
+__device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm, int t,
+                                                   int64_t n_items, int n_stages) {
+  uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
+  const int n_chunks = n_stages * Tile::kChunksPerStage;
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
+    mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
+    const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
+    int row_low[Tile::kDecodeTasks];
+    hopper_q10_task_rows<Tile>(args, w, t, row_low);
+#pragma unroll 1
+    for (int u = 0; u < n_chunks; ++u, ++b_use) {
+      const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
+      const uint32_t raw_at = raw_use + stage;
+      const uint32_t raw_index = raw_at % Tile::kStages;
+      if (cis == 0 && u > 0) mbarrier_wait(&sm.raw_full[raw_index], (raw_at / Tile::kStages) & 1u);
+      const int buf = static_cast<int>(b_use % Tile::kBBufs);
+      if (b_use >= Tile::kBBufs) mbarrier_wait(&sm.b_empty[buf], ((b_use / Tile::kBBufs) - 1) & 1u);
+      hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], row_low, t, stage, cis, buf);
+      if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
+      fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
+      mbarrier_arrive(&sm.b_full[buf]);
+    }
+    raw_use += n_stages;
   }
 }
 
@@ -344,8 +394,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
-  init_stage_ring(sm.raw_full, sm.raw_empty, 128, 256);  // producer warpgroup, two consumer warpgroups
-  init_stage_ring(sm.act_full, sm.act_empty, 128, 256);
+  init_stage_ring(sm.raw_full, sm.raw_empty, 128, Tile::kDecodeThreads);  // producer -> decoder
+  init_stage_ring(sm.act_full, sm.act_empty, 128, 256);                   // producer -> two consumers
+  init_stage_ring(sm.b_full, sm.b_empty, Tile::kDecodeThreads, 256);      // decoder -> two consumers
   __syncthreads();
 
   if (warpgroup == 0) {
@@ -353,10 +404,15 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
     hopper_q10_producer<F, Tile>(a, sm, tid, n_items, col_blocks, n_stages);
     return;
   }
+  if (warpgroup == 1) {
+    setmaxnreg_decrease<Tile::kDecoderRegisters>();
+    hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
+    return;
+  }
 
   // ---- consumers -------------------------------------------------------------------------------
   setmaxnreg_increase<Tile::kConsumerRegisters>();
-  const int c = warpgroup - 1;          // consumer index
+  const int c = warpgroup - 2;          // consumer index
   const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
   const int warp = t / 32, lane = t % 32;
   const int group = lane / 4, tig = lane % 4;
@@ -365,13 +421,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int set = Tile::kPairSplit ? 0 : c;
   const int pair_base = Tile::kPairSplit ? Tile::kConsumerPairs * c : 0;
   const int col_base = set * Tile::kWgCols;
-  const int decoder = Tile::kPairSplit ? tid - 128 : t;  // index among the B tile's decoders
-  const uint32_t bar_id = Tile::kPairSplit ? 1 : 1 + c;  // the threads that share a B tile
-  const uint32_t bar_threads = Tile::kDecodeThreads;
-  const uint32_t b_base = shared_address(sm.b[set][0]);  // buffer 1 follows at + kBBytes
   const int n_chunks = n_stages * Tile::kChunksPerStage;
-  uint32_t raw_use = 0, act_use = 0;  // slots consumed by the items before this one
-  uint32_t item_use = 0;               // items before this one
+  uint32_t act_use = 0, item_use = 0, b_use = 0;  // slots consumed by the items before this one
 
   float span_dot[Tile::kAccRegs];
 #pragma unroll
@@ -382,16 +433,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 #pragma unroll
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
 
-    // ---- prologue: the item from the producer, its first chunk decoded into buffer 0 ----------
-    mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
+    // The item (from the producer, behind the decoder's announcement of its first chunk).
+    mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
     const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-    int row_low[Tile::kDecodeTasks];
-    hopper_q10_task_rows<Tile>(args, w, set, decoder, row_low);
-    hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_use % Tile::kStages], row_low, set, decoder, 0, 0, 0, 0,
-                                     Tile::kDecodeTasks);
-    if (Tile::kChunksPerStage == 1) mbarrier_arrive(&sm.raw_empty[raw_use % Tile::kStages]);  // stage 0 decoded
-    fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
-    named_barrier_sync(bar_id, bar_threads);
+    // A consumer whose 64 pairs are all padding waits and releases like the other, and computes nothing.
+    const bool consumer_live = pair_base < w.pair_count;
 
     // The A fragments (activation codes) of chunk u: waits for its activation stage, then ldmatrix.
     uint32_t a_frag[Tile::kChunkSteps][4];
@@ -400,24 +446,25 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       const uint32_t act_index = act_at % Tile::kActStages;
       const int act_cis = u % Tile::kChunksPerActStage;
       if (act_cis == 0) mbarrier_wait(&sm.act_full[act_index], (act_at / Tile::kActStages) & 1u);
+      if (!consumer_live) return;
 #pragma unroll
       for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
                     &sm.act_slot[act_index].acts[pair_base + 16 * warp + lane % 16]
                                                 [act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
     };
-    load_a(0);
-
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u) {
-      const int buf = u & 1;
+      load_a(u);
+      const uint32_t b_at = b_use + u;
+      const int buf = static_cast<int>(b_at % Tile::kBBufs);
+      if (u > 0) mbarrier_wait(&sm.b_full[buf], (b_at / Tile::kBBufs) & 1u);
       const int act_cis = u % Tile::kChunksPerActStage;  // chunk within the activation stage
       const uint32_t act_at = act_use + u / Tile::kChunksPerActStage;
       const uint32_t act_index = act_at % Tile::kActStages;
       const HopperQ10ActSlot<Tile>& slot = sm.act_slot[act_index];
       const bool has_next = u + 1 < n_chunks;
-      const int next_stage = (u + 1) / Tile::kChunksPerStage, next_cis = (u + 1) % Tile::kChunksPerStage;
-      const uint32_t next_raw = raw_use + next_stage;
+      const uint32_t b_base = shared_address(sm.b[buf][set]);
 
       const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
       const int pair0 = pair_base + 16 * warp + group;
@@ -425,34 +472,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
 #pragma unroll
       for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
-        // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ------------
-        mma::fence_accumulators(span_dot);
-        mma::wgmma_fence();
+        if (consumer_live) {
+          // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ----------
+          mma::fence_accumulators(span_dot);
+          mma::wgmma_fence();
 #pragma unroll
-        for (int step = 0; step < Tile::kSteps; ++step) {
-          const int k16 = j * Tile::kSteps + step;
-          const uint64_t desc = mma::wgmma_desc(b_base + buf * Tile::kBBytes + 2 * k16 * Tile::kCoreLeadingBytes,
-                                                Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
-          Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
-        }
-        mma::wgmma_commit();
-
-        // ---- while the products run: this span's share of the next chunk into the other buffer
-        if (has_next) {
-          const uint32_t raw_index = next_raw % Tile::kStages;
-          if (j == 0 && next_cis == 0) mbarrier_wait(&sm.raw_full[raw_index], (next_raw / Tile::kStages) & 1u);
-          hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], row_low, set, decoder, next_stage,
-                                           next_cis, buf ^ 1, j * Tile::kDecodeTasks / Tile::kSpansPerChunk,
-                                           (j + 1) * Tile::kDecodeTasks / Tile::kSpansPerChunk);
-          if (j == Tile::kSpansPerChunk - 1) {
-            if (next_cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
-            fence_proxy_async_shared();
+          for (int step = 0; step < Tile::kSteps; ++step) {
+            const int k16 = j * Tile::kSteps + step;
+            const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes, Tile::kCoreLeadingBytes,
+                                                  Tile::kCoreStrideBytes);
+            Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
           }
+          mma::wgmma_commit();
+          mma::wgmma_wait<0>();
+          mma::fence_accumulators(span_dot);
         }
-        mma::wgmma_wait<0>();
-        mma::fence_accumulators(span_dot);
-        // The chunk's products are done with the A fragments: the next chunk's load while this one folds.
-        if (j == Tile::kSpansPerChunk - 1 && has_next) load_a(u + 1);
 
         // ---- fold: fold_span<F>'s operations, one for one --------------------------------------
         if (live) {
@@ -469,10 +503,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
           }
 #pragma unroll
           for (int jj = 0; jj < Tile::kAccRegs / 4; ++jj) {
-            const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[set][buf][j][8 * jj + 2 * tig]);
+            const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][8 * jj + 2 * tig]);
             float2 w_offset = make_float2(0.0f, 0.0f);
             if constexpr (Tile::kOffset)
-              w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[set][buf][j][8 * jj + 2 * tig]);
+              w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][8 * jj + 2 * tig]);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int r = 4 * jj + 2 * h;
@@ -486,11 +520,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
           }
         }
       }
+      mbarrier_arrive(&sm.b_empty[buf]);  // products done, scales read
       if (act_cis == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
-      // Every warp has read buffer `buf` (its products waited) and written the next one.
-      named_barrier_sync(bar_id, bar_threads);
     }
-    raw_use += n_stages;
+    b_use += n_chunks;
     act_use += n_stages * Tile::kActStagesPerStage;
 
     // ---- epilogue ----------------------------------------------------------------------------
@@ -584,22 +617,25 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
 
 // ---- configurations ------------------------------------------------------------------------------
 
-// One candidate configuration: the raw-block ring (values per stage, stages in flight) and the
-// activation ring (values per stage, a part of a raw stage, and stages in flight).
+// One candidate configuration: the raw-block ring (values per stage, stages in flight), the
+// activation ring (values per stage, a part of a raw stage, and stages in flight) and the B
+// buffers the decoder may fill ahead of the consumers.
 struct HopperQ10Config {
   int stage_values;
   int stages;
   int act_stage_values;
   int act_stages;
+  int b_bufs;
 };
 
 // One stage size for both rings.
-constexpr HopperQ10Config same_rings(int stage_values, int stages) {
-  return HopperQ10Config{stage_values, stages, stage_values, stages};
+constexpr HopperQ10Config same_rings(int stage_values, int stages, int b_bufs) {
+  return HopperQ10Config{stage_values, stages, stage_values, stages, b_bufs};
 }
 
 template <class F, int Ops, int Pairs, HopperQ10Config C>
-using HopperQ10TileOf = HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.act_stage_values, C.act_stages>;
+using HopperQ10TileOf =
+    HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.act_stage_values, C.act_stages, C.b_bufs>;
 
 template <class F, int Ops, int Pairs, HopperQ10Config C>
 constexpr bool hopper_q10_fits() {
@@ -623,35 +659,38 @@ constexpr HopperQ10Config hopper_q10_first_fit() {
 
 // After the lead candidates, those that keep 256-value raw stages but move the activations in
 // parts of them: for the formats whose large blocks (the K-quants) do not fit two whole stages of
-// both.
+// both; then the same with two B buffers.
 template <class F, int Ops, int Pairs, HopperQ10Config... Lead>
 constexpr HopperQ10Config hopper_q10_fit_or_split() {
-  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3}, HopperQ10Config{256, 2, 128, 2},
-                              HopperQ10Config{256, 2, 64, 4}, HopperQ10Config{256, 2, 64, 3},
-                              HopperQ10Config{256, 2, 64, 2}>();
+  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3, 3},
+                              HopperQ10Config{256, 2, 128, 2, 3}, HopperQ10Config{256, 2, 64, 4, 3},
+                              HopperQ10Config{256, 2, 64, 3, 3}, HopperQ10Config{256, 2, 64, 2, 3},
+                              HopperQ10Config{256, 2, 128, 2, 2}, HopperQ10Config{256, 2, 64, 2, 2}>();
 }
 
 // The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
 // of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
-// format's blocks allow, else a split ring. The short configuration (stages of max(64, block)
-// values) serves rows that are not a multiple of the long stage.
+// format's blocks allow, else a split ring; three B buffers. The short configuration (stages of
+// max(64, block) values) serves rows that are not a multiple of the long stage.
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_long_config() {
   if constexpr (Ops == 2) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2), same_rings(128, 3), same_rings(128, 2)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, 3), same_rings(128, 3, 3),
+                                   same_rings(128, 2, 3)>();
   } else if constexpr (Pairs == 128) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4), same_rings(128, 3), same_rings(128, 2),
-                                   same_rings(256, 2)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, 3), same_rings(128, 3, 3),
+                                   same_rings(128, 2, 3), same_rings(256, 2, 3)>();
   } else {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3), same_rings(128, 2), same_rings(256, 2)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3, 3), same_rings(128, 2, 3),
+                                   same_rings(256, 2, 3)>();
   }
 }
 
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_short_config() {
   constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4), same_rings(kValues, 3),
-                                 same_rings(kValues, 2)>();
+  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4, 3), same_rings(kValues, 3, 3),
+                                 same_rings(kValues, 2, 3)>();
 }
 
 template <class F, int Ops, int Pairs>

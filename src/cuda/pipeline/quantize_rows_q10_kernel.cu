@@ -9,11 +9,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kBlocksPerWarp = 4;  // blocks a warp loads before it reduces any: loads in flight
 
 // One warp per activation block (64 values, or 32 at a row's end); blocks numbered row-major over
-// [rows, blocks_per_row], walked by a grid-stride loop that takes kBlocksPerWarp blocks, one grid
-// stride apart, per step. Lane l loads values 2l, 2l + 1 (float2).
+// [rows, blocks_per_row], walked by a grid-stride loop. Lane l loads values 2l, 2l + 1 (float2).
 __global__ void __launch_bounds__(kThreads)
     quantize_rows_q10_kernel(const float* __restrict__ x,  // [rows, cols] f32
                              int64_t rows, int64_t cols,
@@ -24,31 +22,19 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t blocks_per_row = q10_blocks_per_row(cols);
   const int64_t n_blocks = rows * blocks_per_row;
   const int64_t warps_total = static_cast<int64_t>(gridDim.x) * kWarps;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; base < n_blocks;
-       base += warps_total * kBlocksPerWarp) {
-    float2 v[kBlocksPerWarp];
-#pragma unroll
-    for (int u = 0; u < kBlocksPerWarp; ++u) {
-      const int64_t block = base + u * warps_total;
-      v[u] = make_float2(0.0f, 0.0f);
-      if (block >= n_blocks) continue;
-      const int64_t row = block / blocks_per_row, in_row = block % blocks_per_row;
-      if (2 * lane < q10_block_values(cols, in_row))
-        v[u] = *reinterpret_cast<const float2*>(x + row * cols + in_row * kQ10BlockValues + 2 * lane);
-    }
-#pragma unroll
-    for (int u = 0; u < kBlocksPerWarp; ++u) {
-      const int64_t block = base + u * warps_total;  // the same for the whole warp
-      if (block >= n_blocks) break;
-      const int64_t row = block / blocks_per_row, in_row = block % blocks_per_row;
-      const int n = q10_block_values(cols, in_row);
-      const int64_t first = row * cols + in_row * kQ10BlockValues;  // first value of the block
-      const Q10WarpBlock q = quantize_block_q10_warp(v[u].x, v[u].y, n, lane);
-      if (2 * lane < n) *reinterpret_cast<__half2*>(codes + first + 2 * lane) = q10_codes_f16x2(q);
-      if (lane == 0) scales[block] = q.scale;
-      if (lane % 8 == 0 && lane / 8 < n / kQ10SumValues)
-        sums[row * (cols / kQ10SumValues) + in_row * (kQ10BlockValues / kQ10SumValues) + lane / 8] = q.sum16;
-    }
+  for (int64_t block = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+       block < n_blocks; block += warps_total) {
+    const int64_t row = block / blocks_per_row, in_row = block % blocks_per_row;
+    const int n = q10_block_values(cols, in_row);
+    const int64_t first = row * cols + in_row * kQ10BlockValues;  // first value of the block
+    float2 v = make_float2(0.0f, 0.0f);
+    if (2 * lane < n) v = *reinterpret_cast<const float2*>(x + first + 2 * lane);
+    const Q10WarpBlock q = quantize_block_q10_warp(v.x, v.y, n, lane);
+    if (2 * lane < n) *reinterpret_cast<__half2*>(codes + first + 2 * lane) = q10_codes_f16x2(q);
+    if (lane == 0) scales[block] = q.scale;
+    if (lane % 8 == 0 && lane / 8 < n / kQ10SumValues)
+      sums[row * (cols / kQ10SumValues) + in_row * (kQ10BlockValues / kQ10SumValues) + lane / 8] =
+          q.sum16;
   }
 }
 
@@ -61,7 +47,7 @@ void launch_quantize_rows_q10(const float* x, int64_t rows, int64_t cols, __half
   const int64_t n_blocks = rows * q10_blocks_per_row(cols);
   if (n_blocks == 0) return;
   // Enough warps to cover the device several times over; the loop takes the rest.
-  const int64_t wanted = (n_blocks + kWarps * kBlocksPerWarp - 1) / (kWarps * kBlocksPerWarp);
+  const int64_t wanted = (n_blocks + kWarps - 1) / kWarps;
   const auto grid = static_cast<unsigned>(wanted < 65535 * 8 ? wanted : 65535 * 8);
   quantize_rows_q10_kernel<<<grid, kThreads, 0, stream>>>(x, rows, cols, codes, scales, sums);
   STRATA_CUDA_CHECK_LAUNCH("quantize_rows_q10_kernel");
