@@ -22,10 +22,11 @@ struct Tq1_0 {
 
   static constexpr int kQsBytes = 48, kQhOffset = 48, kDOffset = 52;
 
-  // Digit n (0..4) of a packed byte, 0..2 for any byte value.
+  // Digit n (0..4) of a packed byte, 0..2 for any byte value. 3^n is byte n of kPow3 (a constant
+  // rather than an array, which device code indexed at run time would keep in local memory).
   STRATA_HD_INLINE static int digit(uint8_t packed, int n) {
-    constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-    const uint8_t shifted = static_cast<uint8_t>(packed * kPow3[n]);
+    constexpr uint64_t kPow3 = 0x51'1B'09'03'01ull;  // 81, 27, 9, 3, 1
+    const uint8_t shifted = static_cast<uint8_t>(packed * static_cast<uint8_t>(kPow3 >> (8 * n)));
     return (static_cast<int>(shifted) * 3) >> 8;
   }
 

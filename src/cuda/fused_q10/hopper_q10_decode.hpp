@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 
 #include "cuda/blocks/decoders.hpp"
+#include "cuda/fused_q10/wide_piece.hpp"
 #endif
 
 namespace strata::cuda::fused_q10 {
@@ -79,7 +80,9 @@ __device__ __forceinline__ uint32_t pack_f16_pair(int16_t lo, int16_t hi) {
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
-// Generic: the traits' wide decode, integers converted to f16 one by one (exact below 2^11).
+// Generic: the piece from WidePiece<F> (a 64-value span's half, or one sub-block where that is a
+// piece) or, for two 16-value spans that are the halves of one sub-block, WideSubPair<F> (one
+// decode_sub); else decode_wide per span. Integers converted to f16 one by one (exact below 2^11).
 template <class F>
 struct HalfPiece {
   static constexpr int kTableWords = 1;
@@ -88,11 +91,15 @@ struct HalfPiece {
                                                 uint32_t (&h2)[16], WideScale (&s)[kPieceSpans<F>]) {
     constexpr int S = F::kWideSpan;
     if constexpr (S >= 32) {
-      int16_t w[S];
-      F::decode_wide(block, p32 * 32 / S, w, s[0]);
-      const int base = (p32 * 32) % S;
+      int16_t w[32];
+      WidePiece<F>::decode(block, p32 * 32 / S, (p32 * 32) % S / 32, w, s[0]);
 #pragma unroll
-      for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[base + 2 * i], w[base + 2 * i + 1]);
+      for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[2 * i], w[2 * i + 1]);
+    } else if constexpr (kWideSubPairs<F>) {
+      int16_t w[32];
+      WideSubPair<F>::decode(block, p32, w, s);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[2 * i], w[2 * i + 1]);
     } else {
 #pragma unroll
       for (int j = 0; j < kPieceSpans<F>; ++j) {

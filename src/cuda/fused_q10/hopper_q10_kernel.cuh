@@ -10,17 +10,18 @@
 //     The activation scales (one per 64 values), code sums and weight bytes outside the tensor's
 //     aligned span go by ordinary loads and stores before the arrival. It also hands each work item
 //     to the other warpgroups through a small ring of item slots;
-//   - decoder (warpgroup 1): per chunk of 64 values, decodes the columns' raw blocks into f16
-//     integer core matrices (HalfPiece<F>: the format's wide decode, |w| <= W_f) in a ring of B
-//     buffers, with their span scales (and offsets), each buffer announced on its own `full`
-//     mbarrier and given back on its `empty` one;
-//   - consumers (warpgroups 2 and 3): per chunk, S/16 wgmma m64n128k16 f32.f16.f16 per span of S
+//   - decoder: per chunk of 64 values, decodes the columns' raw blocks into f16 integer core
+//     matrices (HalfPiece<F>: the format's wide decode, |w| <= W_f) in a ring of B buffers, with
+//     their span scales (and offsets), each buffer announced on its own `full` mbarrier and given
+//     back on its `empty` one. Either a warpgroup of its own (warpgroup 1; kDecoderGroup), which
+//     runs up to kBBufs chunks ahead of the consumers, or the consumers themselves, each chunk's
+//     decode issued while the previous chunk's products run (HopperQ10DecoderGroup says which);
+//   - consumers (the last two warpgroups): per chunk, S/16 wgmma m64n128k16 f32.f16.f16 per span of S
 //     values with the activations from registers (ldmatrix at the chunk's start) and the decoded
 //     weights from the B buffer, the accumulator restarted on the span's first step: the exact
 //     integer span dot.
 //     Then each element is folded by fold_span<F>'s operations, acc = fmaf(dot, w_scale * a_scale,
-//     acc), in span order. The decoder runs up to kBBufs chunks ahead, so the decode of the next
-//     chunks overlaps the consumers' products, folds and epilogues.
+//     acc), in span order.
 // Gate/up interleave their rows per feature (column 2i gate, 2i + 1 up of feature i), so a lane
 // holds gate and up of the same (pair, feature) and a consumer's 128 columns are one 64-feature
 // requantisation block: SwiGLU and the q10 requant (quantize_block_q10's operations, max and sums
@@ -32,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/common/async_sm90.cuh"
 #include "common/error.hpp"
@@ -40,6 +42,7 @@
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
+#include "formats/q8_0.hpp"
 #include "cuda/fused_q10/hopper_q10_products.hpp"
 #include "cuda/mma/span_mma.cuh"
 #include "cuda/mma/wgmma_f16.cuh"
@@ -60,6 +63,17 @@ namespace strata::cuda::fused_q10 {
 //                               large blocks of the K-quants fit in shared memory beside them).
 // The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
 // spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
+// Whether the tile decodes in a warpgroup of its own: measured faster for the pair-split tile
+// (128 pairs, one B set), and only for the formats whose decode then fits the decoder warpgroup's
+// registers without spilling (ptxas -v); elsewhere the consumers decode.
+template <class F, int Ops>
+inline constexpr bool kDecoderGroupFormat =
+    std::is_same_v<F, Iq3S> || std::is_same_v<F, Q2_0> || std::is_same_v<F, Q6_K> || std::is_same_v<F, Q8_0> ||
+    (Ops == 2 && std::is_same_v<F, Q4_K>);
+
+template <class F, int Ops, int Pairs>
+inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
+
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
@@ -80,7 +94,8 @@ struct HopperQ10Tile {
   static constexpr int kWgCols = 128;                 // weight columns per consumer (wgmma N)
   static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
   static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
-  static constexpr int kDecodeThreads = 128;          // the decoder warpgroup
+  static constexpr bool kDecoderGroup = HopperQ10DecoderGroup<F, Ops, Pairs>;
+  static constexpr int kDecodeThreads = kDecoderGroup ? 128 : 256;  // the decoder warpgroup, or the consumers
   static constexpr int kBBufs = BBufs;                // B buffers (chunks) the decoder may run ahead
   static constexpr int kStages = Stages;              // raw-block stages in flight
   static constexpr int kActStages = ActStages;        // activation stages in flight
@@ -90,14 +105,15 @@ struct HopperQ10Tile {
   // overlap.
   static constexpr int kItemSlots = Stages + BBufs + 2;
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
-  static constexpr int kThreads = 512;                // producer, decoder, two consumers
-  // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave.
+  static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
+  static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
+  // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
+  // decoder warpgroup, measured with -Xptxas -v: the fewest registers with which neither it nor the
+  // producer spills, the rest to the consumers.
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  // Measured with -Xptxas -v: the fewest registers with which no warpgroup spills (the pair split's
-  // consumers need more, its producer and decoder fewer).
-  static constexpr int kProducerRegisters = kPairSplit ? 32 : 40;
-  static constexpr int kDecoderRegisters = kPairSplit ? 48 : 56;
-  static constexpr int kConsumerRegisters = kPairSplit ? 216 : 208;
+  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : 40;
+  static constexpr int kDecoderRegisters = kDecoderGroup ? 48 : 0;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? 216 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -292,38 +308,41 @@ struct HopperQ10Task {
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
 
-// Per item and task: the low four address bits of the task's weight row (where its bytes sit in a
-// raw slot, from which each stage's follow), or -1 past the tensor's rows.
+// Per item, byte i for task i: the low four address bits of the task's weight row (where its bytes
+// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows.
+inline constexpr uint32_t kNoRow = 0xFFu;
+
 template <class Tile>
-__device__ __forceinline__ void hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t,
-                                                     int (&row_low)[Tile::kDecodeTasks]) {
+__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t) {
+  static_assert(Tile::kDecodeTasks <= 4, "one byte per task");
+  uint32_t rows = 0;
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
     const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
     int op = 0;
     const uint8_t* row = hopper_q10_row<Tile>(args, w, task.column(), op);
-    row_low[i] = row == nullptr ? -1 : static_cast<int>(reinterpret_cast<uintptr_t>(row) & 15u);
+    rows |= (row == nullptr ? kNoRow : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u)) << (8 * i);
   }
+  return rows;
 }
 
 // Decodes thread t's tasks of chunk `cis` of the raw stage in `slot` into B buffer `buf`.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
-                                                        const HopperQ10RawSlot<Tile>& slot,
-                                                        const int (&row_low)[Tile::kDecodeTasks], int t, int stage,
-                                                        int cis, int buf) {
+                                                        const HopperQ10RawSlot<Tile>& slot, uint32_t rows, int t,
+                                                        int stage, int cis, int buf) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
-#pragma unroll
-  for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+  auto decode_task = [&](int i) {
     const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
     const int n = task.column();
     uint32_t h2[16];
     WideScale scale[kPieceSpans];
     const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
-    if (row_low[i] >= 0) {
+    const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
+    if (row_low != kNoRow) {
       // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row (span_copy_plan).
-      const uint8_t* blocks = slot.raw[n] + ((row_low[i] + stage * Tile::kRawBytes) & 15);
+      const uint8_t* blocks = slot.raw[n] + ((row_low + stage * Tile::kRawBytes) & 15u);
       Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                     scale);
     } else {
@@ -346,7 +365,47 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
         if constexpr (Tile::kOffset) sm.b_offset[buf][task.set][span][task.local] = scale[j].offset;
       }
     }
+  };
+  // The decoder warpgroup interleaves its tasks; consumers that decode, next to their accumulators,
+  // take one task at a time.
+  if constexpr (Tile::kDecoderGroup) {
+#pragma unroll
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i);
+  } else {
+#pragma unroll 1
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i);
   }
+}
+
+// One chunk u of an item (its raw stages start at raw_use; the chunk's B buffer use is b_at):
+// waits for the raw stage (its first chunk; the item's first stage was waited for already) and for
+// the B buffer, decodes thread t's tasks, gives the raw stage back after its last chunk, and
+// announces the buffer.
+template <class F, class Tile>
+__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, uint32_t rows, int t,
+                                                       uint32_t raw_use, uint32_t b_at, int u) {
+  const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
+  const uint32_t raw_at = raw_use + stage;
+  const uint32_t raw_index = raw_at % Tile::kStages;
+  if (cis == 0 && u > 0) mbarrier_wait(&sm.raw_full[raw_index], (raw_at / Tile::kStages) & 1u);
+  const int buf = static_cast<int>(b_at % Tile::kBBufs);
+  if (b_at >= Tile::kBBufs) mbarrier_wait(&sm.b_empty[buf], ((b_at / Tile::kBBufs) - 1) & 1u);
+  hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], rows, t, stage, cis, buf);
+  if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
+  fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
+  mbarrier_arrive(&sm.b_full[buf]);
+}
+
+// The item (from the producer) and the decode tasks' rows (hopper_q10_task_rows), once the item's
+// first raw stage has landed.
+template <class F, class Tile>
+__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const Q10ProductArgs& args,
+                                                                HopperQ10Shared<F, Tile>& sm, int t, uint32_t raw_use,
+                                                                uint32_t item_use, uint32_t& rows) {
+  mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
+  const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
+  rows = hopper_q10_task_rows<Tile>(args, w, t);
+  return w;
 }
 
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
@@ -356,24 +415,12 @@ __device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, H
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
-    mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
-    const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-    int row_low[Tile::kDecodeTasks];
-    hopper_q10_task_rows<Tile>(args, w, t, row_low);
+    uint32_t rows = 0;
+    hopper_q10_decode_item<F, Tile>(args, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
-    for (int u = 0; u < n_chunks; ++u, ++b_use) {
-      const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
-      const uint32_t raw_at = raw_use + stage;
-      const uint32_t raw_index = raw_at % Tile::kStages;
-      if (cis == 0 && u > 0) mbarrier_wait(&sm.raw_full[raw_index], (raw_at / Tile::kStages) & 1u);
-      const int buf = static_cast<int>(b_use % Tile::kBBufs);
-      if (b_use >= Tile::kBBufs) mbarrier_wait(&sm.b_empty[buf], ((b_use / Tile::kBBufs) - 1) & 1u);
-      hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], row_low, t, stage, cis, buf);
-      if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
-      fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
-      mbarrier_arrive(&sm.b_full[buf]);
-    }
+    for (int u = 0; u < n_chunks; ++u) hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u);
     raw_use += n_stages;
+    b_use += n_chunks;
   }
 }
 
@@ -394,9 +441,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
-  init_stage_ring(sm.raw_full, sm.raw_empty, 128, Tile::kDecodeThreads);  // producer -> decoder
+  init_stage_ring(sm.raw_full, sm.raw_empty, 128, Tile::kDecodeThreads);  // producer -> decoder(s)
   init_stage_ring(sm.act_full, sm.act_empty, 128, 256);                   // producer -> two consumers
-  init_stage_ring(sm.b_full, sm.b_empty, Tile::kDecodeThreads, 256);      // decoder -> two consumers
+  init_stage_ring(sm.b_full, sm.b_empty, Tile::kDecodeThreads, 256);      // decoder(s) -> two consumers
   __syncthreads();
 
   if (warpgroup == 0) {
@@ -404,15 +451,17 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
     hopper_q10_producer<F, Tile>(a, sm, tid, n_items, col_blocks, n_stages);
     return;
   }
-  if (warpgroup == 1) {
-    setmaxnreg_decrease<Tile::kDecoderRegisters>();
-    hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
-    return;
+  if constexpr (Tile::kDecoderGroup) {
+    if (warpgroup == 1) {
+      setmaxnreg_decrease<Tile::kDecoderRegisters>();
+      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
+      return;
+    }
   }
 
   // ---- consumers -------------------------------------------------------------------------------
   setmaxnreg_increase<Tile::kConsumerRegisters>();
-  const int c = warpgroup - 2;          // consumer index
+  const int c = warpgroup - Tile::kFirstConsumer;  // consumer index
   const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
   const int warp = t / 32, lane = t % 32;
   const int group = lane / 4, tig = lane % 4;
@@ -423,6 +472,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   const int col_base = set * Tile::kWgCols;
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   uint32_t act_use = 0, item_use = 0, b_use = 0;  // slots consumed by the items before this one
+  [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
+  [[maybe_unused]] const int decoder = tid - 128;  // this thread among the decoding consumers
 
   float span_dot[Tile::kAccRegs];
 #pragma unroll
@@ -433,11 +484,16 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 #pragma unroll
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
 
-    // The item (from the producer, behind the decoder's announcement of its first chunk).
+    // The item: from the producer, behind the decoder's announcement of its first chunk; or, when the
+    // consumers decode, once its first raw stage has landed, with its first chunk decoded here.
+    HopperQ10Item w;
+    [[maybe_unused]] uint32_t rows = 0;
+    if constexpr (!Tile::kDecoderGroup) {
+      w = hopper_q10_decode_item<F, Tile>(args, sm, decoder, raw_use, item_use, rows);
+      hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0);
+    }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
-    const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-    // A consumer whose 64 pairs are all padding waits and releases like the other, and computes nothing.
-    const bool consumer_live = pair_base < w.pair_count;
+    if constexpr (Tile::kDecoderGroup) w = sm.items[item_use % Tile::kItemSlots];
 
     // The A fragments (activation codes) of chunk u: waits for its activation stage, then ldmatrix.
     uint32_t a_frag[Tile::kChunkSteps][4];
@@ -446,7 +502,6 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       const uint32_t act_index = act_at % Tile::kActStages;
       const int act_cis = u % Tile::kChunksPerActStage;
       if (act_cis == 0) mbarrier_wait(&sm.act_full[act_index], (act_at / Tile::kActStages) & 1u);
-      if (!consumer_live) return;
 #pragma unroll
       for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
@@ -472,21 +527,22 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
 #pragma unroll
       for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
-        if (consumer_live) {
-          // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ----------
-          mma::fence_accumulators(span_dot);
-          mma::wgmma_fence();
+        // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ------------
+        mma::fence_accumulators(span_dot);
+        mma::wgmma_fence();
 #pragma unroll
-          for (int step = 0; step < Tile::kSteps; ++step) {
-            const int k16 = j * Tile::kSteps + step;
-            const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes, Tile::kCoreLeadingBytes,
-                                                  Tile::kCoreStrideBytes);
-            Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
-          }
-          mma::wgmma_commit();
-          mma::wgmma_wait<0>();
-          mma::fence_accumulators(span_dot);
+        for (int step = 0; step < Tile::kSteps; ++step) {
+          const int k16 = j * Tile::kSteps + step;
+          const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes, Tile::kCoreLeadingBytes,
+                                                Tile::kCoreStrideBytes);
+          Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
         }
+        mma::wgmma_commit();
+        // While the products run: the next chunk, when the consumers decode.
+        if constexpr (!Tile::kDecoderGroup)
+          if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+        mma::wgmma_wait<0>();
+        mma::fence_accumulators(span_dot);
 
         // ---- fold: fold_span<F>'s operations, one for one --------------------------------------
         if (live) {
@@ -524,6 +580,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
       if (act_cis == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
     }
     b_use += n_chunks;
+    raw_use += n_stages;
     act_use += n_stages * Tile::kActStagesPerStage;
 
     // ---- epilogue ----------------------------------------------------------------------------
