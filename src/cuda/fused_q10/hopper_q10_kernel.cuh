@@ -714,40 +714,48 @@ constexpr HopperQ10Config hopper_q10_first_fit() {
   }
 }
 
+// B buffers: three where a decoder warpgroup runs ahead of the consumers; two where the consumers
+// decode, one chunk ahead.
+template <class F, int Ops, int Pairs>
+inline constexpr int kHopperQ10BBufs = HopperQ10DecoderGroup<F, Ops, Pairs> ? 3 : 2;
+
 // After the lead candidates, those that keep 256-value raw stages but move the activations in
 // parts of them: for the formats whose large blocks (the K-quants) do not fit two whole stages of
 // both; then the same with two B buffers.
 template <class F, int Ops, int Pairs, HopperQ10Config... Lead>
 constexpr HopperQ10Config hopper_q10_fit_or_split() {
-  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3, 3},
-                              HopperQ10Config{256, 2, 128, 2, 3}, HopperQ10Config{256, 2, 64, 4, 3},
-                              HopperQ10Config{256, 2, 64, 3, 3}, HopperQ10Config{256, 2, 64, 2, 3},
+  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
+  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3, b},
+                              HopperQ10Config{256, 2, 128, 2, b}, HopperQ10Config{256, 2, 64, 4, b},
+                              HopperQ10Config{256, 2, 64, 3, b}, HopperQ10Config{256, 2, 64, 2, b},
                               HopperQ10Config{256, 2, 128, 2, 2}, HopperQ10Config{256, 2, 64, 2, 2}>();
 }
 
 // The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
 // of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
-// format's blocks allow, else a split ring; three B buffers. The short configuration (stages of
-// max(64, block) values) serves rows that are not a multiple of the long stage.
+// format's blocks allow, else a split ring. The short configuration (stages of max(64, block)
+// values) serves rows that are not a multiple of the long stage.
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_long_config() {
+  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
   if constexpr (Ops == 2) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, 3), same_rings(128, 3, 3),
-                                   same_rings(128, 2, 3)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, b), same_rings(128, 3, b),
+                                   same_rings(128, 2, b)>();
   } else if constexpr (Pairs == 128) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, 3), same_rings(128, 3, 3),
-                                   same_rings(128, 2, 3), same_rings(256, 2, 3)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), same_rings(128, 3, b),
+                                   same_rings(128, 2, b), same_rings(256, 2, b)>();
   } else {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3, 3), same_rings(128, 2, 3),
-                                   same_rings(256, 2, 3)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3, b), same_rings(128, 2, b),
+                                   same_rings(256, 2, b)>();
   }
 }
 
 template <class F, int Ops, int Pairs>
 constexpr HopperQ10Config hopper_q10_short_config() {
   constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4, 3), same_rings(kValues, 3, 3),
-                                 same_rings(kValues, 2, 3)>();
+  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
+  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4, b), same_rings(kValues, 3, b),
+                                 same_rings(kValues, 2, b)>();
 }
 
 template <class F, int Ops, int Pairs>
