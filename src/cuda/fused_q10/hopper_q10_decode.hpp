@@ -30,28 +30,18 @@ __device__ __forceinline__ void codes_under_1024(uint32_t codes, __half2& lo, __
   hi = *reinterpret_cast<const __half2*>(&h);
 }
 
-// ---- the device path: f16 pairs straight from the int8 sub-block decoders ----------------------
-// One piece = one int8 sub-block (blocks::DeviceDecoder<F>: eight words of four signed codes
-// q). Each code becomes the f16 integer w = q * multiplier without a conversion instruction per
-// value: byte ^ 0x80 is q + 128 in 0..255, __byte_perm puts it under the f16 bits 0x64.., which is
-// 1024 + q + 128 exactly, and one fused multiply-add per pair gives (1152 + q) * m - 1152 * m =
-// q * m. The FMA rounds once and q * m is an integer of at most 11 bits, so the result is exact;
-// 1152 * m needs at most 9 significant bits (m <= 31), so the bias is exact too
-// (hopper_q10_decode_test compares the pieces with decode_wide; the GPU fixture the kernels' bits
-// with the CPU arms).
-__device__ __forceinline__ void widen_codes_f16(const uint32_t (&words)[8], int multiplier,
-                                                uint32_t (&h2)[16] /*value pairs, lower k low*/) {
-  const __half2 m2 = __half2half2(__int2half_rn(multiplier));
-  const __half2 bias = __half2half2(__int2half_rn(-1152 * multiplier));
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    __half2 lo, hi;
-    codes_under_1024(words[i] ^ 0x80808080u, lo, hi);  // 1024 + q + 128
-    const __half2 w_lo = __hfma2(lo, m2, bias);
-    const __half2 w_hi = __hfma2(hi, m2, bias);
-    h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
-    h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
-  }
+// Pairs 2i and 2i + 1 of a piece (values 4i .. 4i + 3, lower k in the low half).
+__device__ __forceinline__ void put_f16_pairs(uint32_t (&h2)[16], int i, __half2 lo, __half2 hi) {
+  h2[2 * i] = *reinterpret_cast<const uint32_t*>(&lo);
+  h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&hi);
+}
+
+// Four codes c (one per byte) as the f16 integers 1024 + c + bias, pairs 2i and 2i + 1: one HADD2
+// per pair, exact where 1024 + c and the result are f16 integers (|result| <= 2048).
+__device__ __forceinline__ void put_codes_plus(uint32_t (&h2)[16], int i, uint32_t codes, __half2 bias) {
+  __half2 lo, hi;
+  codes_under_1024(codes, lo, hi);
+  put_f16_pairs(h2, i, __hadd2(lo, bias), __hadd2(hi, bias));
 }
 
 // The 32 bytes at p (at least 2-byte aligned; shared or global) as eight little-endian words:
@@ -90,14 +80,10 @@ struct HalfPiece {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[kPieceSpans<F>]) {
     constexpr int S = F::kWideSpan;
-    if constexpr (S >= 32) {
+    if constexpr (S >= 32 || kWideSubPairs<F>) {
       int16_t w[32];
-      WidePiece<F>::decode(block, p32 * 32 / S, (p32 * 32) % S / 32, w, s[0]);
-#pragma unroll
-      for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[2 * i], w[2 * i + 1]);
-    } else if constexpr (kWideSubPairs<F>) {
-      int16_t w[32];
-      WideSubPair<F>::decode(block, p32, w, s);
+      if constexpr (S >= 32) WidePiece<F>::decode(block, p32 * 32 / S, (p32 * 32) % S / 32, w, s[0]);
+      else WideSubPair<F>::decode(block, p32, w, s);
 #pragma unroll
       for (int i = 0; i < 16; ++i) h2[i] = pack_f16_pair(w[2 * i], w[2 * i + 1]);
     } else {
@@ -141,10 +127,8 @@ struct HalfPiece<Iq3S> {
       const uint32_t sign_lo = (negative * 0x40008000u) & 0x80008000u;  // bits 0, 1
       const uint32_t sign_hi = (negative * 0x10002000u) & 0x80008000u;  // bits 2, 3
       const uint32_t lo = g.x ^ sign_lo, hi = g.y ^ sign_hi;
-      const __half2 w_lo = __hmul2(*reinterpret_cast<const __half2*>(&lo), m2);
-      const __half2 w_hi = __hmul2(*reinterpret_cast<const __half2*>(&hi), m2);
-      h2[2 * m] = *reinterpret_cast<const uint32_t*>(&w_lo);
-      h2[2 * m + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+      put_f16_pairs(h2, m, __hmul2(*reinterpret_cast<const __half2*>(&lo), m2),
+                    __hmul2(*reinterpret_cast<const __half2*>(&hi), m2));
     }
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
     s[0].offset = 0.0f;
@@ -168,13 +152,7 @@ struct HalfPiece<Q2_0> {
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const uint32_t x = (raw.codes[i / 4] >> (8 * (i % 4))) & 0xFFu;
-      const uint32_t spread = (x | (x << 6) | (x << 12) | (x << 18)) & 0x03030303u;  // code j in byte j
-      __half2 lo, hi;
-      codes_under_1024(spread, lo, hi);
-      const __half2 w_lo = __hadd2(lo, bias);
-      const __half2 w_hi = __hadd2(hi, bias);
-      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
-      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+      put_codes_plus(h2, i, (x | (x << 6) | (x << 12) | (x << 18)) & 0x03030303u, bias);  // code j in byte j
     }
   }
 };
@@ -203,10 +181,7 @@ struct HalfPiece<Q4_K> {
     for (int i = 0; i < 8; ++i) {
       __half2 lo, hi;
       codes_under_1024((qs[i] >> shift) & 0x0F0F0F0Fu, lo, hi);
-      const __half2 w_lo = __hfma2(lo, m2, bias);
-      const __half2 w_hi = __hfma2(hi, m2, bias);
-      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
-      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+      put_f16_pairs(h2, i, __hfma2(lo, m2, bias), __hfma2(hi, m2, bias));
     }
   }
 };
@@ -236,13 +211,8 @@ struct HalfPiece<Q6_K> {
     const __half2 bias = __float2half2_rn(-1056.0f);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const uint32_t codes = ((ql[i] >> low_shift) & 0x0F0F0F0Fu) | (((qh[i] >> high_shift) & 0x03030303u) << 4);
-      __half2 lo, hi;
-      codes_under_1024(codes, lo, hi);
-      const __half2 w_lo = __hadd2(lo, bias);
-      const __half2 w_hi = __hadd2(hi, bias);
-      h2[2 * i] = *reinterpret_cast<const uint32_t*>(&w_lo);
-      h2[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&w_hi);
+      put_codes_plus(h2, i, ((ql[i] >> low_shift) & 0x0F0F0F0Fu) | (((qh[i] >> high_shift) & 0x03030303u) << 4),
+                     bias);
     }
   }
 };
