@@ -105,6 +105,10 @@ struct HopperQ10Tile {
   // overlap.
   static constexpr int kItemSlots = Stages + BBufs + 2;
   static constexpr int kAccRegs = kWgCols / 2;        // f32 accumulators per thread and set
+  // Columns per span dot: beside a decoder warpgroup the consumers multiply and fold their 128
+  // columns in two halves of 64 (m64n64 wgmma), so that the span dot takes 32 registers, not 64.
+  static constexpr int kDotCols = kDecoderGroup ? 64 : kWgCols;
+  static constexpr int kDotGroups = kWgCols / kDotCols;
   static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
@@ -112,8 +116,8 @@ struct HopperQ10Tile {
   // producer spills, the rest to the consumers.
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
   static constexpr int kProducerRegisters = kDecoderGroup ? 32 : 40;
-  static constexpr int kDecoderRegisters = kDecoderGroup ? 48 : 0;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? 216 : 232;
+  static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -475,9 +479,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
   [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
   [[maybe_unused]] const int decoder = tid - 128;  // this thread among the decoding consumers
 
-  float span_dot[Tile::kAccRegs];
+  float span_dot[Tile::kDotCols / 2];
 #pragma unroll
-  for (int r = 0; r < Tile::kAccRegs; ++r) span_dot[r] = 0.0f;
+  for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[r] = 0.0f;
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     float acc[Tile::kAccRegs];
@@ -527,50 +531,56 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
 #pragma unroll
       for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
-        // ---- span j's exact integer dot: S/16 wgmma k16 steps, accumulator restarted ------------
-        mma::fence_accumulators(span_dot);
-        mma::wgmma_fence();
+        float a_sum[2] = {0.0f, 0.0f};  // the span's activation code sums (formats with an offset)
+        if constexpr (Tile::kOffset) {
 #pragma unroll
-        for (int step = 0; step < Tile::kSteps; ++step) {
-          const int k16 = j * Tile::kSteps + step;
-          const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes, Tile::kCoreLeadingBytes,
-                                                Tile::kCoreStrideBytes);
-          Span::template step_wgmma_rs<Tile::kWgCols>(span_dot, a_frag[k16], desc, step);
-        }
-        mma::wgmma_commit();
-        // While the products run: the next chunk, when the consumers decode.
-        if constexpr (!Tile::kDecoderGroup)
-          if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
-        mma::wgmma_wait<0>();
-        mma::fence_accumulators(span_dot);
-
-        // ---- fold: fold_span<F>'s operations, one for one --------------------------------------
-        if (live) {
-          float a_sum[2] = {0.0f, 0.0f};
-          if constexpr (Tile::kOffset) {
+          for (int h = 0; h < 2; ++h) {
+            int32_t total = 0;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              int32_t total = 0;
-#pragma unroll
-              for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
-                total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
-              a_sum[h] = static_cast<float>(total);
-            }
+            for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
+              total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
+            a_sum[h] = static_cast<float>(total);
           }
+        }
 #pragma unroll
-          for (int jj = 0; jj < Tile::kAccRegs / 4; ++jj) {
-            const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][8 * jj + 2 * tig]);
-            float2 w_offset = make_float2(0.0f, 0.0f);
-            if constexpr (Tile::kOffset)
-              w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][8 * jj + 2 * tig]);
+        for (int g = 0; g < Tile::kDotGroups; ++g) {
+          // ---- span j's exact integer dot over column group g: S/16 wgmma k16 steps, the
+          // accumulator restarted --------------------------------------------------------------
+          mma::fence_accumulators(span_dot);
+          mma::wgmma_fence();
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = 4 * jj + 2 * h;
-              acc[r] = fmaf(span_dot[r], w_scale.x * a_scale[h], acc[r]);
-              acc[r + 1] = fmaf(span_dot[r + 1], w_scale.y * a_scale[h], acc[r + 1]);
-              if constexpr (Tile::kOffset) {
-                acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
-                acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
+          for (int step = 0; step < Tile::kSteps; ++step) {
+            const int k16 = j * Tile::kSteps + step;
+            const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
+                                                      g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
+                                                  Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
+            Span::template step_wgmma_rs<Tile::kDotCols>(span_dot, a_frag[k16], desc, step);
+          }
+          mma::wgmma_commit();
+          // While the products run: the next chunk, when the consumers decode.
+          if constexpr (!Tile::kDecoderGroup)
+            if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+          mma::wgmma_wait<0>();
+          mma::fence_accumulators(span_dot);
+
+          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
+          if (live) {
+#pragma unroll
+            for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
+              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
+              const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
+              float2 w_offset = make_float2(0.0f, 0.0f);
+              if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int d = 4 * jj + 2 * h;                                // in the span dot
+                const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
+                acc[r] = fmaf(span_dot[d], w_scale.x * a_scale[h], acc[r]);
+                acc[r + 1] = fmaf(span_dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
+                if constexpr (Tile::kOffset) {
+                  acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
+                  acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
+                }
               }
             }
           }
