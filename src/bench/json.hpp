@@ -36,6 +36,7 @@ inline nlohmann::json run_json(const RunContext& ctx, const RunResult& r) {
                {"cells", c.cells},
                {"seed", c.seed},
                {"routing", std::string(routing_name(c.routing))},
+               {"weight_offset", c.weight_offset},
                {"ops_per_cell", r.cell_ops},
                {"weight_bytes_per_cell", r.cell_weight_bytes}};
 

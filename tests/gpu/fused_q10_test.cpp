@@ -225,6 +225,7 @@ struct Q10Case {
   test::CaseRouting routing;
   GgmlType gate_up = GgmlType::IQ3_S;  // gate and up
   GgmlType down = GgmlType::Q2_0;
+  size_t weight_offset = 2;  // the tensors' bytes past a device allocation (test::upload_layer)
 };
 
 // The case's layer (synth::make_layer: seed s), routing (s + 1) and activations (s + 2).
@@ -284,7 +285,7 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
   ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(host));
   const Q10Model want = q10_model(host, in);
 
-  const test::DeviceLayerCopy dev = test::upload_layer(host);
+  const test::DeviceLayerCopy dev = test::upload_layer(host, c.weight_offset);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
   ws.keep_h = true;
@@ -376,7 +377,7 @@ void check_against_the_cpu_arm(const Q10Case& c) {
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
   run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
-  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
+  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
   ws.keep_h = true;
@@ -539,11 +540,12 @@ std::vector<Q10Case> hopper_format_cases() {
                      kPartner, fmt.type});
     cases.push_back({"down_" + fmt.name + "_long", 192, 768, 4, 2, 150,
                      CaseRouting::kSingleExpert, kPartner, fmt.type});
-    // K = 2048: rows of whole 16-byte units in every format, so the raw stages go by TMA.
+    // K = 2048: rows of whole 16-byte units in every format; with 16-byte-aligned tensors the raw
+    // stages go by TMA.
     cases.push_back({"gate_up_" + fmt.name + "_tma", 2048, 128, 8, 2, 17, CaseRouting::kSkewed, fmt.type,
-                     kPartner});
+                     kPartner, 0});
     cases.push_back({"down_" + fmt.name + "_tma", 128, 2048, 8, 2, 17, CaseRouting::kSkewed, kPartner,
-                     fmt.type});
+                     fmt.type, 0});
   }
   return cases;
 }
@@ -567,8 +569,9 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
   check_against_the_cpu_arm(c);
 }
 
-// The raw stages go by TMA where the rows are whole 16-byte units (K = 2048), and not when the
-// switch asks for row copies or the rows are not (K = 768 of IQ3_S: 330-byte rows).
+// The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units
+// (K = 2048 of IQ3_S gate/up, 256 of Q2_0 down), and not where the tensors sit 2 bytes past an
+// allocation, the rows are not (K = 768 of IQ3_S: 330-byte rows) or the switch asks for row copies.
 TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   STRATA_REQUIRE_GPU();
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
@@ -576,21 +579,25 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   auto launches_of = [](const Q10Case& c) {
     const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_tma/" + c.name));
     const LayerInputs in = sc.inputs();
-    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights);
+    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
     DeviceRun run(in, c.d);
     cuda::fused_q10::Q10Workspace ws;
     const uint64_t before = cuda::fused_q10::hopper_q10_raw_tma_launches();
     (void)run.run(dev.weights, ws);
     return cuda::fused_q10::hopper_q10_raw_tma_launches() - before;
   };
-  const Q10Case aligned{"iq3_s_q2_0_tma", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
-                        GgmlType::Q2_0};
+  Q10Case aligned{"iq3_s_q2_0_tma", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
+                  GgmlType::Q2_0, 0};
   const Q10Case rows_330{"iq3_s_q8_0_rows", 768, 128, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
-                         kPartner};
+                         kPartner, 0};
   EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (80-byte rows)";
   EXPECT_EQ(launches_of(rows_330), 0u) << "gate/up rows of 330 bytes, down rows of 136";
-  const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
-  EXPECT_EQ(launches_of(aligned), 0u) << "STRATA_Q10_RAW_COPY=rows";
+  {
+    const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
+    EXPECT_EQ(launches_of(aligned), 0u) << "STRATA_Q10_RAW_COPY=rows";
+  }
+  aligned.weight_offset = 2;
+  EXPECT_EQ(launches_of(aligned), 0u) << "tensors 2 bytes past an allocation";
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesIn(hopper_format_cases()),

@@ -62,25 +62,26 @@ inline void poison_device(float* device, size_t count) {
   STRATA_CUDA_CHECK(cudaMemset(device, 0xFF, count * sizeof(float)));
 }
 
-// A layer whose three tensors are copied to the device at base + 2 bytes.
+// A layer whose three tensors are copied to the device at base + `offset` bytes: 2 by default, the
+// least alignment the kernels must carry; 0 for 16-byte-aligned tensors (as a GGUF file has them).
 struct DeviceLayerCopy {
   cuda::DeviceBuffer<uint8_t> gate, up, down;
   MoeLayerWeights weights;  // data pointers are device addresses
 };
 
-inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
+inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer, size_t offset = 2) {
   const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
-  buffer.reserve(bytes + 2);
-  STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + 2, t.data, bytes, cudaMemcpyHostToDevice));
-  return buffer.get() + 2;
+  buffer.reserve(bytes + offset);
+  STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + offset, t.data, bytes, cudaMemcpyHostToDevice));
+  return buffer.get() + offset;
 }
 
-inline DeviceLayerCopy upload_layer(const MoeLayerWeights& host) {
+inline DeviceLayerCopy upload_layer(const MoeLayerWeights& host, size_t offset = 2) {
   DeviceLayerCopy copy;
   copy.weights = host;
-  copy.weights.gate.data = upload_tensor(host.gate, copy.gate);
-  copy.weights.up.data = upload_tensor(host.up, copy.up);
-  copy.weights.down.data = upload_tensor(host.down, copy.down);
+  copy.weights.gate.data = upload_tensor(host.gate, copy.gate, offset);
+  copy.weights.up.data = upload_tensor(host.up, copy.up, offset);
+  copy.weights.down.data = upload_tensor(host.down, copy.down, offset);
   return copy;
 }
 

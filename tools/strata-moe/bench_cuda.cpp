@@ -27,19 +27,19 @@ size_t tensor_span_bytes(const ExpertTensor& t) {
          static_cast<size_t>(t.out_features) * t.row_bytes;
 }
 
-// One tensor's blocks on the device, 2 bytes past an allocation boundary as in a GGUF mapping.
+// One tensor's blocks on the device, `offset` bytes past an allocation boundary (--weight-offset).
 struct DeviceTensor {
   cuda::DeviceBuffer<uint8_t> bytes;
   ExpertTensor view;
 };
 
-DeviceTensor upload(const ExpertTensor& host) {
+DeviceTensor upload(const ExpertTensor& host, int offset) {
   DeviceTensor t;
   const size_t span = tensor_span_bytes(host);
-  t.bytes.reserve(span + 2);
-  STRATA_CUDA_CHECK(cudaMemcpy(t.bytes.get() + 2, host.data, span, cudaMemcpyHostToDevice));
+  t.bytes.reserve(span + static_cast<size_t>(offset));
+  STRATA_CUDA_CHECK(cudaMemcpy(t.bytes.get() + offset, host.data, span, cudaMemcpyHostToDevice));
   t.view = host;
-  t.view.data = t.bytes.get() + 2;
+  t.view.data = t.bytes.get() + offset;
   return t;
 }
 
@@ -91,9 +91,9 @@ class CudaSession final : public Session {
                 fmt::format("--backend cuda: arm {} does not run this cell: {}", arm.name, chosen.fallback));
       }
       DeviceLayer& d = layers_.emplace_back();
-      d.gate = upload(host.gate);
-      d.up = upload(host.up);
-      d.down = upload(host.down);
+      d.gate = upload(host.gate, inputs_.cell.weight_offset);
+      d.up = upload(host.up, inputs_.cell.weight_offset);
+      d.down = upload(host.down, inputs_.cell.weight_offset);
       d.weights = host;
       d.weights.gate = d.gate.view;
       d.weights.up = d.up.view;

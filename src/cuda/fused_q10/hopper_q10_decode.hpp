@@ -98,49 +98,37 @@ struct HalfPiece {
   }
 };
 
-// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid's
-// magnitudes (one per byte, 1..15), one word per entry, in kCopies copies so that the lanes of a
-// warp spread their random lookups over the banks: lane l reads copy l % kCopies, whose entries sit
-// in banks (l % kCopies) * kCopyBanks .. + kCopyBanks - 1 (entry e in bank e % kCopyBanks of them).
-// Only the 32 / kCopies lanes of one copy can meet on a bank, so a warp's 32 lookups take at most
-// 32 / kCopies wavefronts (a single copy, entry e in bank e % 32, took about 3). Per group of four values: one table load,
-// the bytes under the f16 bits 0x64 (1024 + |g|) and one HFMA2 per pair, (1024 + |g|) * m - 1024 * m
-// = |g| * m exactly (|g| * m <= 465; 1024 * m <= 31744 has 5 significant bits), then the four sign
-// bits onto the f16 sign bits (two integer multiplies): decode_wide's integers, sign and all.
+// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid as f16
+// magnitudes (entry e = words 2e, 2e + 1: the f16 pairs of its values 0, 1 and 2, 3). Per group of
+// four values: one 8-byte table load, the four sign bits moved onto the f16 sign bits by two
+// integer multiplies, and one HMUL2 per pair by the odd multiplier: |grid| * (1 + 2s) <= 465 is an
+// exact f16 integer, and flipping the sign bit is exact, so the pairs are decode_wide's integers.
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
-  static constexpr int kCopies = 16;                 // table copies, one per pair of lanes
-  static constexpr int kCopyBanks = 32 / kCopies;    // banks per copy
-  static constexpr int kTableWords = kCopies * tables::k_iq3s_grid_size;
-  static_assert(tables::k_iq3s_grid_size % kCopyBanks == 0, "whole rows of entries");
-  // Word i of the table: row i / 32 holds entries kCopyBanks * row .. + kCopyBanks - 1 of every copy.
+  static constexpr int kTableWords = 2 * tables::k_iq3s_grid_size;
   __device__ __forceinline__ static uint32_t table_word(int i) {
-    const int row = i / 32, bank = i % 32;
-    return tables::iq3s_grid(row * kCopyBanks + bank % kCopyBanks);
+    const uint32_t magnitudes = tables::iq3s_grid(i / 2);  // one per byte, 1..15
+    const uint32_t lo = (magnitudes >> (16 * (i % 2))) & 0xFFu, hi = (magnitudes >> (16 * (i % 2) + 8)) & 0xFFu;
+    return pack_f16_pair(static_cast<int16_t>(lo), static_cast<int16_t>(hi));
   }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
-    const int m = Decoder::multiplier(raw);
-    const __half2 m2 = __half2half2(__int2half_rn(m));
-    const __half2 bias = __half2half2(__int2half_rn(-1024 * m));
-    const uint32_t* copy = grid + (threadIdx.x % kCopies) * kCopyBanks;
+    const __half2 m2 = __half2half2(__int2half_rn(Decoder::multiplier(raw)));
+    const uint2* grid2 = reinterpret_cast<const uint2*>(grid);
 #pragma unroll
-    for (int g = 0; g < 8; ++g) {
-      const uint32_t index = __byte_perm(raw.qs[g / 4], 0u, 0x4440u + static_cast<uint32_t>(g % 4)) |
-                             ((raw.meta >> (8 + g)) & 0x100u);
-      const uint32_t magnitudes = copy[(index / kCopyBanks) * 32 + index % kCopyBanks];
-      __half2 lo, hi;
-      codes_under_1024(magnitudes, lo, hi);
-      lo = __hfma2(lo, m2, bias);
-      hi = __hfma2(hi, m2, bias);
+    for (int m = 0; m < 8; ++m) {
+      const uint32_t index = __byte_perm(raw.qs[m / 4], 0u, 0x4440u + static_cast<uint32_t>(m % 4)) |
+                             ((raw.meta >> (8 + m)) & 0x100u);
+      const uint2 g = grid2[index];
       // Sign bits 0..3 of the group: bit j onto bit 15 of its f16 (j = 0, 2) or bit 31 (j = 1, 3).
-      const uint32_t negative = (raw.signs >> (4 * g)) & 0xFu;
+      const uint32_t negative = (raw.signs >> (4 * m)) & 0xFu;
       const uint32_t sign_lo = (negative * 0x40008000u) & 0x80008000u;  // bits 0, 1
       const uint32_t sign_hi = (negative * 0x10002000u) & 0x80008000u;  // bits 2, 3
-      h2[2 * g] = *reinterpret_cast<const uint32_t*>(&lo) ^ sign_lo;
-      h2[2 * g + 1] = *reinterpret_cast<const uint32_t*>(&hi) ^ sign_hi;
+      const uint32_t lo = g.x ^ sign_lo, hi = g.y ^ sign_hi;
+      put_f16_pairs(h2, m, __hmul2(*reinterpret_cast<const __half2*>(&lo), m2),
+                    __hmul2(*reinterpret_cast<const __half2*>(&hi), m2));
     }
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
     s[0].offset = 0.0f;

@@ -719,8 +719,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
 
 // The tensor maps of the launch's weight tensors ([E, out_rows, row_bytes] bytes), where TMA can
-// move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors, rows and expert strides,
-// every expert's rows inside [weights, weights_end). False: the per-row bulk copies.
+// move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors (as a GGUF file's are),
+// rows and expert strides of whole 16-byte units, every expert's rows inside [weights,
+// weights_end). False: the per-row bulk copies.
 template <class Tile>
 bool hopper_q10_raw_maps(HopperQ10Args& a) {
   if constexpr (!Tile::kRawTma) {
