@@ -64,7 +64,7 @@ struct CellSpec {
   int cells = 3;
   uint64_t seed = 1;
   RoutingKind routing = RoutingKind::kSkewed;
-  int weight_offset = 0;  // cuda: bytes past a device allocation at which each weight tensor sits
+  int weight_offset = 0;  // cuda: bytes past an allocation at which each weight tensor sits
   std::vector<ArmChoice> arms;
 
   int64_t chunks_per_layer() const { return (tokens + chunk - 1) / chunk; }

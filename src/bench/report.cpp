@@ -72,10 +72,11 @@ std::string format_table(const RunContext& ctx, const RunResult& r, bool per_lay
   std::string out;
   out += fmt::format("strata-moe bench on {} ({}), {}{}\n", ctx.backend, ctx.device, ctx.date,
                      ctx.git_commit.empty() ? "" : ", commit " + ctx.git_commit.substr(0, 12));
+  const std::string offset =
+      ctx.backend == "cuda" ? fmt::format(", weights at +{} bytes", c.weight_offset) : "";
   out += fmt::format("cell    {}, gate/up {}, down {}, {} routing, seed {}, source {}{}\n",
                      c.geometry_label(), ggml_type_name(c.gate_up_type),
-                     ggml_type_name(c.down_type), routing_name(c.routing), c.seed, c.source,
-                     c.weight_offset != 0 ? fmt::format(", weights at +{} bytes", c.weight_offset) : "");
+                     ggml_type_name(c.down_type), routing_name(c.routing), c.seed, c.source, offset);
   out += fmt::format(
       "        {} layer(s) x {} tokens in chunks of {} = {} units per cell; {} cell(s) run A B ... "
       "A; "

@@ -95,6 +95,9 @@ expect_status 2 "--preset: unknown 'nonesuch'" "$bin" bench --preset nonesuch --
 expect_status 2 "--chunk: 512" "$bin" bench --tokens 256 --chunk 512 --quiet
 expect_status 2 "--gate-up: unknown format" "$bin" bench --gate-up iq9_q --quiet
 expect_status 2 "--d, --ffn, --experts and --k" "$bin" bench --backend cuda --d 2048 --quiet
+expect_status 2 "--weight-offset: an option of --backend cuda" "$bin" bench --backend cpu --weight-offset 2 --quiet
+expect_status 2 "--weight-offset: must be even" "$bin" bench --backend cuda --preset qwen35-a3b --weight-offset 3 --quiet
+expect_status 2 "--weight-offset" "$bin" bench --backend cuda --preset qwen35-a3b --weight-offset 256 --quiet
 
 # ---- the plot ------------------------------------------------------------------------------------
 for input in run out; do

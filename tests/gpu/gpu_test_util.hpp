@@ -69,7 +69,8 @@ struct DeviceLayerCopy {
   MoeLayerWeights weights;  // data pointers are device addresses
 };
 
-inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer, size_t offset = 2) {
+inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer,
+                                    size_t offset = 2) {
   const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
   buffer.reserve(bytes + offset);
   STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + offset, t.data, bytes, cudaMemcpyHostToDevice));

@@ -37,7 +37,7 @@ struct BenchArgs {
   std::string backend = "cpu", arms = "production,fused", preset, gate_up = "iq3_s", down = "q2_0";
   std::string routing = "skewed", gguf, out, numerics;
   int64_t d = 0, ffn = 0, experts = 0;
-  int k = 0, layers = 0, cells = 3, weight_sets = 0, threads = 0, warmup = 4, weight_offset = 0;
+  int k = 0, layers = 0, cells = 3, weight_sets = 0, threads = 0, warmup = 4, weight_offset = -1;
   int64_t tokens = 0, oracle_tokens = 16;
   std::vector<int64_t> chunks;
   uint64_t seed = 1;
@@ -79,9 +79,11 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
       a.routing == "uniform" ? bench::RoutingKind::kUniform : bench::RoutingKind::kSkewed;
   cell.seed = a.seed;
   cell.cells = a.cells;
-  require(cpu ? a.weight_offset == 0 : a.weight_offset % 2 == 0, Status::kInvalidArgument,
-          cpu ? "--weight-offset: the cuda backend's option" : "--weight-offset: must be even (the blocks are 2-byte aligned)");
-  cell.weight_offset = a.weight_offset;
+  require(!cpu || a.weight_offset < 0, Status::kInvalidArgument,
+          "--weight-offset: an option of --backend cuda");
+  require(a.weight_offset < 0 || a.weight_offset % 2 == 0, Status::kInvalidArgument,
+          "--weight-offset: must be even (the formats' blocks are 2-byte aligned)");
+  cell.weight_offset = cpu ? 0 : a.weight_offset < 0 ? 2 : a.weight_offset;
   const bench::Preset* preset = nullptr;
   if (!a.preset.empty()) {
     preset = bench::find_preset(a.preset);
@@ -258,8 +260,9 @@ Runner add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"skewed", "uniform"}));
   cmd->add_option("--gguf", args->gguf, "run a model file's MoE layers instead of random blocks");
   cmd->add_option("--weight-offset", args->weight_offset,
-                  "cuda: bytes past a device allocation at which each weight tensor is uploaded "
-                  "(default 0, 16-byte aligned as in a GGUF file; 2 times the 2-byte-aligned path)")
+                  "cuda: bytes past a device allocation at which each weight tensor is uploaded, "
+                  "even (default 2, the least alignment the kernels carry; 0: 16-byte aligned, as "
+                  "in a GGUF file)")
       ->check(integer_in(0, 254));
   cmd->add_option("--weight-sets", args->weight_sets,
                   "distinct random weight sets the layers rotate over (default min(layers, 4))")
