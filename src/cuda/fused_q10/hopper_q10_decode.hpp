@@ -70,13 +70,17 @@ __device__ __forceinline__ uint32_t pack_f16_pair(int16_t lo, int16_t hi) {
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
+// The decodes without a lookup table: one unused word for the kernels' shared table.
+struct HalfPieceNoTable {
+  static constexpr int kTableWords = 1;
+  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+};
+
 // Generic: the piece from WidePiece<F> (a 64-value span's half, or one sub-block where that is a
 // piece) or, for two 16-value spans that are the halves of one sub-block, WideSubPair<F> (one
 // decode_sub); else decode_wide per span. Integers converted to f16 one by one (exact below 2^11).
 template <class F>
-struct HalfPiece {
-  static constexpr int kTableWords = 1;
-  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+struct HalfPiece : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[kPieceSpans<F>]) {
     constexpr int S = F::kWideSpan;
@@ -139,10 +143,8 @@ struct HalfPiece<Iq3S> {
 // to four bytes go under the f16 bits 0x64 (1024 + c), and one HADD2 per pair of -1025 leaves
 // c - 1 exactly.
 template <>
-struct HalfPiece<Q2_0> {
+struct HalfPiece<Q2_0> : HalfPieceNoTable {
   using Decoder = blocks::DeviceDecoder<Q2_0>;
-  static constexpr int kTableWords = 1;
-  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
@@ -162,9 +164,7 @@ struct HalfPiece<Q2_0> {
 // (q * sc <= 945; 1024 * sc <= 64512 has 6 significant bits). Span scale d, offset -(dmin * m):
 // decode_wide's expressions.
 template <>
-struct HalfPiece<Q4_K> {
-  static constexpr int kTableWords = 1;
-  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+struct HalfPiece<Q4_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const blocks::PlainLoad load;
@@ -190,9 +190,7 @@ struct HalfPiece<Q4_K> {
 // bits << 4 (0..63), w = (1024 + q + 32) - 1056 = q exactly. Span scales d * sc (the int8 scales
 // 2 p32 and 2 p32 + 1), decode_sub's expression.
 template <>
-struct HalfPiece<Q6_K> {
-  static constexpr int kTableWords = 1;
-  __device__ __forceinline__ static uint32_t table_word(int) { return 0u; }
+struct HalfPiece<Q6_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[2]) {
     const blocks::PlainLoad load;
