@@ -16,7 +16,8 @@
 // mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880): against the rule's host
 // model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
 // in both roles at a K of the short stage plan, of several long stages and of 2048 with 16-byte
-// aligned tensors and rows, against the same two.
+// aligned tensors and rows (the raw stages by TMA), against the same two, and again with one bulk
+// copy per weight row (STRATA_Q10_RAW_COPY=rows).
 // Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>
@@ -33,6 +34,7 @@
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_q10/q10_arm.hpp"
+#include "cuda/fused_q10/hopper_q10_products.hpp"
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
@@ -559,8 +561,43 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
     ASSERT_TRUE(cuda::fused_q10::q10_hopper_supports(sc.layer.weights)) << c.name;
   }
   check_against_the_rule(c, "1");
+  {  // the same layer with one bulk copy per weight row where TMA boxes would move the stages
+    const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
+    check_against_the_rule(c, "1");
+  }
   const Q10EngineScope scope("1");
   check_against_the_cpu_arm(c);
+}
+
+// The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units
+// (K = 2048 of IQ3_S gate/up, 256 of Q2_0 down), and not where the tensors sit 2 bytes past an
+// allocation, the rows are not (K = 768 of IQ3_S: 330-byte rows) or the switch asks for row copies.
+TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
+  STRATA_REQUIRE_GPU();
+  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
+  const Q10EngineScope scope("1");
+  auto launches_of = [](const Q10Case& c) {
+    const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_tma/" + c.name));
+    const LayerInputs in = sc.inputs();
+    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
+    DeviceRun run(in, c.d);
+    cuda::fused_q10::Q10Workspace ws;
+    const uint64_t before = cuda::fused_q10::hopper_q10_raw_tma_launches();
+    (void)run.run(dev.weights, ws);
+    return cuda::fused_q10::hopper_q10_raw_tma_launches() - before;
+  };
+  Q10Case aligned{"iq3_s_q2_0_tma", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed,
+                  GgmlType::IQ3_S, GgmlType::Q2_0, 0};
+  const Q10Case rows_330{"iq3_s_q8_0_rows", 768, 128, 8, 2, 17, test::CaseRouting::kSkewed,
+                         GgmlType::IQ3_S, kPartner, 0};
+  EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (80-byte rows)";
+  EXPECT_EQ(launches_of(rows_330), 0u) << "gate/up rows of 330 bytes, down rows of 136";
+  {
+    const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
+    EXPECT_EQ(launches_of(aligned), 0u) << "STRATA_Q10_RAW_COPY=rows";
+  }
+  aligned.weight_offset = 2;
+  EXPECT_EQ(launches_of(aligned), 0u) << "tensors 2 bytes past an allocation";
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesIn(hopper_format_cases()),

@@ -185,9 +185,9 @@ class HostCudaBackend final : public LayerBackend {
  private:
   static const uint8_t* upload(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
     const size_t bytes = tensor_span_bytes(t);
-    buffer.reserve(bytes + 2);
-    STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + 2, t.data, bytes, cudaMemcpyHostToDevice));
-    return buffer.get() + 2;
+    buffer.reserve(bytes);  // at the allocation's start: 16-byte aligned, as in a GGUF file
+    STRATA_CUDA_CHECK(cudaMemcpy(buffer.get(), t.data, bytes, cudaMemcpyHostToDevice));
+    return buffer.get();
   }
 
   MoeLayerWeights weights_;

@@ -1,7 +1,7 @@
 // sm_90 PTX wrappers: shared-memory mbarriers with transaction counts, the bulk copy engine
-// (cp.async.bulk global -> shared, completing on an mbarrier), the generic -> async proxy fence,
-// named barriers and setmaxnreg. Builds for older targets get trapping bodies: the host launches
-// the kernels that use them only on sm_90a images.
+// (cp.async.bulk global -> shared, completing on an mbarrier) and its tensor-map boxes (TMA), the
+// generic -> async proxy fence, named barriers and setmaxnreg. Builds for older targets get trapping
+// bodies: the host launches the kernels that use them only on sm_90a images.
 #pragma once
 #include <cstdint>
 
@@ -99,6 +99,28 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst_shared, const void* src_
   (void)dst_shared;
   (void)src_global;
   (void)bytes;
+  (void)bar;
+  __trap();
+#endif
+}
+
+// One box of a 3-d tensor map (cuda/common/tensor_map.hpp) from global to shared memory (128-byte
+// aligned), at element coordinates (x, y, z); its bytes, the whole box with the zeros of any part
+// outside the tensor, are counted as transactions on `bar`. `map` is the descriptor's address in
+// kernel parameter space (a __grid_constant__ argument).
+__device__ __forceinline__ void tma_load_3d(void* dst_shared, const void* map, int x, int y, int z, uint64_t* bar) {
+#if STRATA_SM90_ASYNC
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(shared_address(dst_shared)),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(shared_address(bar))
+      : "memory");
+#else
+  (void)dst_shared;
+  (void)map;
+  (void)x;
+  (void)y;
+  (void)z;
   (void)bar;
   __trap();
 #endif

@@ -4,7 +4,9 @@
 // tile offsets built on the device. Warp-specialised, per CTA:
 //   - producer (warpgroup 0): two rings of shared slots, each with `full` and `empty` mbarriers.
 //     Per weight stage it waits until a raw slot is free, then moves the stage's raw weight blocks
-//     of every column (one bulk copy per weight row: the 16-byte-aligned span around its blocks);
+//     of every column: where the weight tensors and rows are 16-byte aligned, one TMA box per tensor
+//     (a tensor map built by the launcher), else one bulk copy per weight row (the 16-byte-aligned
+//     span around its blocks);
 //     per activation stage (the weight stage or a part of it) it waits until an activation slot is
 //     free, then moves the f16 activation codes of every pair of the tile (one bulk copy per pair).
 //     The activation scales (one per 64 values), code sums and weight bytes outside the tensor's
@@ -39,6 +41,7 @@
 #include "common/error.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
+#include "cuda/common/tensor_map.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
@@ -113,14 +116,24 @@ struct HopperQ10Tile {
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
   // decoder warpgroup, measured with -Xptxas -v: the fewest registers with which neither it nor the
-  // producer spills, the rest to the consumers.
+  // producer spills, the rest to the consumers. Without one, the consumers that decode keep 224 and
+  // the producer 56 (at 40, TQ1_0's down kernel spilled beside the TMA producer loop).
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : 40;
+  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : 56;
   static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : 232;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : 224;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
+  // Raw stages by TMA (HopperQ10Args::raw_tma): per weight tensor, boxes of kRawStride bytes x
+  // kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
+  // rows), each stage's bytes at the start of its row. Possible where a box row fits TMA's 256
+  // bytes. A box has at most 128 rows: the only kernels with 256-row boxes, down on the 64-pair
+  // tile, stopped on an illegal instruction on the H200 (bench/results/2026-12-01-tma.md).
+  static constexpr int kTensorRows = kCtaCols / kOps;
+  static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
+  static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
+  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = ActStageValues + 8;
@@ -165,6 +178,13 @@ template <class Tile>
 struct HopperQ10RawSlot {
   alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];  // raw blocks, aligned spans
 };
+
+// The raw slot row of CTA column n: the rows of each tensor together, as a TMA box lands them
+// (gate/up columns interleave their rows, 2i gate, 2i + 1 up); the per-row copies do the same.
+template <class Tile>
+__device__ __forceinline__ int hopper_q10_slot_row(int n) {
+  return Tile::kOps == 2 ? (n % 2) * Tile::kTensorRows + n / 2 : n;
+}
 
 template <class Tile>
 struct HopperQ10ActSlot {
@@ -226,7 +246,9 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 // Thread pt (0..127) moves CTA columns pt (and pt + 128) and pair pt of the tile. Per weight stage:
 // its raw blocks, then its activation stages, the order in which the consumers need them (the
 // last chunk of a stage decodes the next stage's first one).
-template <class F, class Tile>
+// kTma: the raw stages as TMA boxes (HopperQ10Tile::kRawTma, HopperQ10Args::raw_tma), a loop of its
+// own so that the per-row copies' registers are not live beside it.
+template <class F, class Tile, bool kTma>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
                                                     int64_t n_items, int col_blocks, int n_stages) {
   const Q10ProductArgs& args = a.p;
@@ -246,26 +268,42 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
         // after their wait on this stage.
         if (stage == 0 && pt == 0) sm.items[item_use % Tile::kItemSlots] = w;
         HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
-        // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
-        // count; pass 2, after the arrival that announces the bytes: the bulk copies.
-        uint32_t bytes = 0;
-        for (int pass = 0; pass < 2; ++pass) {
+        if constexpr (kTma) {  // one box per tensor, by thread 0; the others only arrive
+          if (pt == 0) {
+            mbarrier_arrive_expect_tx(&sm.raw_full[s], sizeof(HopperQ10RawSlot<Tile>));
 #pragma unroll
-          for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
-            const int n = pt + 128 * i;
-            int op = 0;
-            const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
-            if (row == nullptr) continue;
-            const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
-            uint32_t offset = 0;
-            const uint32_t size = fused_hopper::span_copy_plan(slot.raw[n], src, Tile::kRawBytes, args.weights[op],
-                                                               a.weights_end[op], pass == 0, offset);
-            if (pass == 0) bytes += size;
-            else if (size > 0)
-              bulk_copy_g2s(slot.raw[n] + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+            for (int op = 0; op < Tile::kOps; ++op)
+#pragma unroll
+              for (int b = 0; b < Tile::kBoxesPerTensor; ++b)
+                tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows], &a.raw_map[op],
+                            stage * Tile::kRawBytes, w.col_begin / Tile::kOps + b * Tile::kBoxRows, w.expert,
                             &sm.raw_full[s]);
+          } else {
+            mbarrier_arrive(&sm.raw_full[s]);
           }
-          if (pass == 0) mbarrier_arrive_expect_tx(&sm.raw_full[s], bytes);  // releases this thread's stores
+        } else {
+          // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
+          // count; pass 2, after the arrival that announces the bytes: the bulk copies.
+          uint32_t bytes = 0;
+          for (int pass = 0; pass < 2; ++pass) {
+#pragma unroll
+            for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
+              const int n = pt + 128 * i;
+              int op = 0;
+              const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+              if (row == nullptr) continue;
+              const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+              uint32_t offset = 0;
+              uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n)];
+              const uint32_t size = fused_hopper::span_copy_plan(dst, src, Tile::kRawBytes, args.weights[op],
+                                                                 a.weights_end[op], pass == 0, offset);
+              if (pass == 0) bytes += size;
+              else if (size > 0)
+                bulk_copy_g2s(dst + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+                              &sm.raw_full[s]);
+            }
+            if (pass == 0) mbarrier_arrive_expect_tx(&sm.raw_full[s], bytes);  // releases this thread's stores
+          }
         }
         ++raw_use;
       }
@@ -299,30 +337,41 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 }
 
 // ---- decoder ------------------------------------------------------------------------------------
-// A decode task is one 32-value piece of one column of one B set; thread t of the decoder
-// warpgroup has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of
-// an item. Task index = (set * kPiecesPerChunk + piece) * kWgCols + column within the set.
+// A decode task is one 32-value piece of one column of one B set; thread t of the decoding threads
+// has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of an item.
+// Task index = (set * kPiecesPerChunk + piece) * kWgCols + column within the set, except that the
+// upper half of each warp takes the chunk's pieces in the other order. Its 16 lanes then read
+// their rows' raw bytes at another offset than the lower 16 at the same moment: the raw rows are a
+// multiple of 16 bytes apart (bulk copies), so lanes l and l + 8 and l + 16 would meet on one bank.
 template <class Tile>
 struct HopperQ10Task {
+  static_assert(Tile::kPiecesPerChunk == 2, "two 32-value pieces per chunk: the half-warps swap them");
   int set, local, piece;
-  __device__ __forceinline__ explicit HopperQ10Task(int task)
-      : set(task / (Tile::kWgCols * Tile::kPiecesPerChunk)),
-        local(task % Tile::kWgCols),
-        piece((task / Tile::kWgCols) % Tile::kPiecesPerChunk) {}
+  __device__ __forceinline__ HopperQ10Task(int t, int i) {
+    const int task = t + Tile::kDecodeThreads * i;
+    set = task / (Tile::kWgCols * Tile::kPiecesPerChunk);
+    local = task % Tile::kWgCols;
+    // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
+    // the piece by the lane's half-warp is a permutation of them.
+    piece = ((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ ((t % 32) / 16);
+  }
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
 
 // Per item, byte i for task i: the low four address bits of the task's weight row (where its bytes
-// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows.
+// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows; bit
+// kRowsTma set where the item's raw stages come as TMA boxes (each stage at its slot rows' start).
 inline constexpr uint32_t kNoRow = 0xFFu;
+inline constexpr int kRowsTma = 31;
 
 template <class Tile>
-__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t) {
-  static_assert(Tile::kDecodeTasks <= 4, "one byte per task");
-  uint32_t rows = 0;
+__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t,
+                                                         bool tma) {
+  static_assert(Tile::kDecodeTasks <= 3, "one byte per task, beside the TMA bit");
+  uint32_t rows = tma ? 1u << kRowsTma : 0u;
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
-    const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
+    const HopperQ10Task<Tile> task(t, i);
     int op = 0;
     const uint8_t* row = hopper_q10_row<Tile>(args, w, task.column(), op);
     rows |= (row == nullptr ? kNoRow : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u)) << (8 * i);
@@ -335,18 +384,20 @@ template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
                                                         const HopperQ10RawSlot<Tile>& slot, uint32_t rows, int t,
                                                         int stage, int cis, int buf) {
+  const int stage_bytes = (rows >> kRowsTma) != 0 ? 0 : Tile::kRawBytes;
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
   auto decode_task = [&](int i) {
-    const HopperQ10Task<Tile> task(t + Tile::kDecodeThreads * i);
+    const HopperQ10Task<Tile> task(t, i);
     const int n = task.column();
     uint32_t h2[16];
     WideScale scale[kPieceSpans];
     const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
     const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
     if (row_low != kNoRow) {
-      // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row (span_copy_plan).
-      const uint8_t* blocks = slot.raw[n] + ((row_low + stage * Tile::kRawBytes) & 15u);
+      // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
+      // (span_copy_plan), or at its start (a TMA box: row_low and stage_bytes are 0).
+      const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * stage_bytes) & 15u);
       Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                     scale);
     } else {
@@ -403,24 +454,24 @@ __device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>&
 // The item (from the producer) and the decode tasks' rows (hopper_q10_task_rows), once the item's
 // first raw stage has landed.
 template <class F, class Tile>
-__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const Q10ProductArgs& args,
+__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10Args& a,
                                                                 HopperQ10Shared<F, Tile>& sm, int t, uint32_t raw_use,
                                                                 uint32_t item_use, uint32_t& rows) {
   mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
   const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-  rows = hopper_q10_task_rows<Tile>(args, w, t);
+  rows = hopper_q10_task_rows<Tile>(a.p, w, t, Tile::kRawTma && a.raw_tma != 0);
   return w;
 }
 
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm, int t,
+__device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int t,
                                                    int64_t n_items, int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     uint32_t rows = 0;
-    hopper_q10_decode_item<F, Tile>(args, sm, t, raw_use, item_use, rows);
+    hopper_q10_decode_item<F, Tile>(a, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u) hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u);
     raw_use += n_stages;
@@ -429,7 +480,7 @@ __device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, H
 }
 
 template <class F, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const HopperQ10Args a) {
+__global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __grid_constant__ HopperQ10Args a) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(WideBlockFormat<F>, "the q10 kernels read the format's wide decode");
   using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
@@ -452,13 +503,14 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
   if (warpgroup == 0) {
     setmaxnreg_decrease<Tile::kProducerRegisters>();
-    hopper_q10_producer<F, Tile>(a, sm, tid, n_items, col_blocks, n_stages);
+    if (Tile::kRawTma && a.raw_tma != 0) hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_stages);
+    else hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_stages);
     return;
   }
   if constexpr (Tile::kDecoderGroup) {
     if (warpgroup == 1) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
-      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
+      hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_items, n_stages);
       return;
     }
   }
@@ -493,7 +545,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
     HopperQ10Item w;
     [[maybe_unused]] uint32_t rows = 0;
     if constexpr (!Tile::kDecoderGroup) {
-      w = hopper_q10_decode_item<F, Tile>(args, sm, decoder, raw_use, item_use, rows);
+      w = hopper_q10_decode_item<F, Tile>(a, sm, decoder, raw_use, item_use, rows);
       hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0);
     }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
@@ -559,7 +611,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
           mma::wgmma_commit();
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
-            if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+            if (j == 0 && has_next)
+              hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
           mma::wgmma_wait<0>();
           mma::fence_accumulators(span_dot);
 
@@ -672,14 +725,43 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const Hop
 
 inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
 
+// The tensor maps of the launch's weight tensors ([E, out_rows, row_bytes] bytes), where TMA can
+// move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors (as a GGUF file's are),
+// rows and expert strides of whole 16-byte units, every expert's rows inside [weights,
+// weights_end). False: the per-row bulk copies.
+template <class Tile>
+bool hopper_q10_raw_maps(HopperQ10Args& a) {
+  if constexpr (!Tile::kRawTma) {
+    (void)a;
+    return false;
+  } else {
+    const Q10ProductArgs& p = a.p;
+    if (p.n_expert < 1 || p.out_rows < 1 || p.row_bytes == 0) return false;
+    const auto rows = static_cast<uint64_t>(p.out_rows), experts = static_cast<uint64_t>(p.n_expert);
+    for (int op = 0; op < Tile::kOps; ++op) {
+      const uint64_t stride = p.expert_stride_bytes[op], expert_bytes = rows * p.row_bytes;
+      if (p.weights[op] == nullptr || a.weights_end[op] == nullptr || stride < expert_bytes) return false;
+      const auto available = static_cast<uint64_t>(a.weights_end[op] - p.weights[op]);
+      if (available < expert_bytes || (experts - 1) > (available - expert_bytes) / stride) return false;
+      const uint64_t dims[3] = {p.row_bytes, rows, experts};
+      const uint32_t box[3] = {static_cast<uint32_t>(Tile::kRawStride), static_cast<uint32_t>(Tile::kBoxRows), 1u};
+      if (!encode_byte_tensor_map(a.raw_map[op], p.weights[op], dims, p.row_bytes, stride, box)) return false;
+    }
+    return true;
+  }
+}
+
 template <class F, class Tile>
 void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
   static_assert(kShared <= kHopperQ10SharedLimit, "over the sm_90 shared-memory limit of one CTA");
   auto kernel = hopper_q10_kernel<F, Tile>;
   const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
-  kernel<<<sms, Tile::kThreads, kShared, stream>>>(args);
+  HopperQ10Args a = args;
+  a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
+  kernel<<<sms, Tile::kThreads, kShared, stream>>>(a);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
+  if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();
 }
 
 // ---- configurations ------------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
+#include "cuda/common/tensor_map.hpp"
 #include "cuda/fused_q10/q10_products.hpp"
 
 namespace strata::cuda::fused_q10 {
@@ -15,7 +18,18 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert);
 struct HopperQ10Args {
   Q10ProductArgs p;                                    // as the sm_80 kernels take them
   const uint8_t* weights_end[2] = {nullptr, nullptr};  // one past the last byte a row may reach
+  // Set by the launcher, not the caller: tensor maps of the weights (one per tensor), with which the
+  // producer moves each raw stage as one TMA box per tensor, where the layout allows (raw_tma = 1);
+  // else one bulk copy per weight row.
+  TensorMap raw_map[2] = {};
+  int raw_tma = 0;
 };
+
+// Whether the launchers may move the raw stages by TMA: yes, unless STRATA_Q10_RAW_COPY=rows (the
+// tests run the same layers both ways). And how many launches did, in this process.
+bool hopper_q10_raw_tma_allowed();
+void count_hopper_q10_raw_tma_launch();
+uint64_t hopper_q10_raw_tma_launches();
 
 template <class F>
 void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream);

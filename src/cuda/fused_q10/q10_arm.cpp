@@ -1,5 +1,6 @@
 #include "cuda/fused_q10/q10_arm.hpp"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -94,6 +95,14 @@ WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<uint64_t> raw_tma_launches{0};
+}  // namespace
+
+bool hopper_q10_raw_tma_allowed() { return !env_equals("STRATA_Q10_RAW_COPY", "rows"); }
+void count_hopper_q10_raw_tma_launch() { raw_tma_launches.fetch_add(1, std::memory_order_relaxed); }
+uint64_t hopper_q10_raw_tma_launches() { return raw_tma_launches.load(std::memory_order_relaxed); }
 
 int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
   const Q10TileKind kind = forced_tile().value_or(
@@ -245,7 +254,10 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
       if (wmma) return launch_wmma_q10_gate_up<F>(wmma_args(gu), stream);
     }
     if (hopper) {
-      HopperQ10Args h{gu, {layer.gate.end(), layer.up.end()}};
+      HopperQ10Args h;
+      h.p = gu;
+      h.weights_end[0] = layer.gate.end();
+      h.weights_end[1] = layer.up.end();
       return launch_hopper_q10_gate_up<F>(h, hopper_pairs, stream);
     }
     launch_q10_gate_up<F>(gu, tile, stream);
@@ -269,7 +281,9 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
       if (wmma) return launch_wmma_q10_down<F>(wmma_args(dn), stream);
     }
     if (hopper) {
-      HopperQ10Args h{dn, {layer.down.end(), nullptr}};
+      HopperQ10Args h;
+      h.p = dn;
+      h.weights_end[0] = layer.down.end();
       return launch_hopper_q10_down<F>(h, hopper_pairs, stream);
     }
     launch_q10_down<F>(dn, tile, stream);
