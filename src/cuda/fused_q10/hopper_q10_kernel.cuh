@@ -128,12 +128,14 @@ struct HopperQ10Tile {
   // Raw stages by TMA (HopperQ10Args::raw_tma): per weight tensor, boxes of kRawStride bytes x
   // kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
   // rows), each stage's bytes at the start of its row. Possible where a box row fits TMA's 256
-  // bytes. A box has at most 128 rows: the only kernels with 256-row boxes, down on the 64-pair
-  // tile, stopped on an illegal instruction on the H200 (bench/results/2026-12-01-tma.md).
+  // bytes, and used where it has run clean on the H200: gate/up on both tiles, down on the
+  // pair-split tile. Down on the 64-pair tile, whose CTA takes 256 rows of one tensor (one box of
+  // 256 rows, or two of 128), stops on an illegal instruction in the producer there
+  // (bench/results/2026-12-01-tma.md); it keeps the per-row copies.
   static constexpr int kTensorRows = kCtaCols / kOps;
   static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
   static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
-  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0;
+  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0 && (kOps == 2 || kPairSplit);
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = ActStageValues + 8;
