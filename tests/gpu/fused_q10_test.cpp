@@ -570,7 +570,7 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
 }
 
 // The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units
-// (K = 2048 of IQ3_S gate/up, 256 of Q2_0 down; down on the pair-split tile only), and not where the tensors sit 2 bytes past an
+// (K = 2048 of IQ3_S gate/up, 256 of Q2_0 down), on both tiles, and not where the tensors sit 2 bytes past an
 // allocation, the rows are not (K = 768 of IQ3_S: 330-byte rows) or the switch asks for row copies.
 TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   STRATA_REQUIRE_GPU();
@@ -590,13 +590,9 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
                   GgmlType::IQ3_S, GgmlType::Q2_0, 0};
   const Q10Case rows_330{"iq3_s_q8_0_rows", 768, 128, 8, 2, 17, test::CaseRouting::kSkewed,
                          GgmlType::IQ3_S, kPartner, 0};
-  {
-    const test::ScopedEnv tile("STRATA_PF_FUSED_TILE", "large");
-    EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (80-byte rows), pair-split tile";
-  }
-  {
-    const test::ScopedEnv tile("STRATA_PF_FUSED_TILE", "small");
-    EXPECT_EQ(launches_of(aligned), 1u) << "gate/up; down on the 64-pair tile copies rows";
+  for (const char* tile : {"large", "small"}) {
+    const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", tile);
+    EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (80-byte rows), tile " << tile;
   }
   EXPECT_EQ(launches_of(rows_330), 0u) << "gate/up rows of 330 bytes, down rows of 136";
   {

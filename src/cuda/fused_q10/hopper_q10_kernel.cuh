@@ -127,15 +127,15 @@ struct HopperQ10Tile {
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
   // Raw stages by TMA (HopperQ10Args::raw_tma): per weight tensor, boxes of kRawStride bytes x
   // kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
-  // rows), each stage's bytes at the start of its row. Possible where a box row fits TMA's 256
-  // bytes, and used where it has run clean on the H200: gate/up on both tiles, down on the
-  // pair-split tile. Down on the 64-pair tile, whose CTA takes 256 rows of one tensor (one box of
-  // 256 rows, or two of 128), stops on an illegal instruction in the producer there
-  // (bench/results/2026-12-01-tma.md); it keeps the per-row copies.
+  // rows). A box starts at a 16-byte multiple of its row (TMA takes no other start: a box at the
+  // stage's own first byte, 72 bytes into a Q4_0 row, stops on an illegal instruction on the
+  // H200), so a stage's bytes sit (stage * kRawBytes) mod 16 into their slot row, as after the
+  // per-row copies of rows that start 16-byte aligned. Possible where a box row fits TMA's 256
+  // bytes; a box has at most 128 rows.
   static constexpr int kTensorRows = kCtaCols / kOps;
   static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
   static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
-  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0 && (kOps == 2 || kPairSplit);
+  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = ActStageValues + 8;
@@ -278,8 +278,8 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 #pragma unroll
               for (int b = 0; b < Tile::kBoxesPerTensor; ++b)
                 tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows], &a.raw_map[op],
-                            stage * Tile::kRawBytes, w.col_begin / Tile::kOps + b * Tile::kBoxRows, w.expert,
-                            &sm.raw_full[s]);
+                            (stage * Tile::kRawBytes) & ~15, w.col_begin / Tile::kOps + b * Tile::kBoxRows,
+                            w.expert, &sm.raw_full[s]);
           } else {
             mbarrier_arrive(&sm.raw_full[s]);
           }
@@ -361,16 +361,14 @@ struct HopperQ10Task {
 };
 
 // Per item, byte i for task i: the low four address bits of the task's weight row (where its bytes
-// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows; bit
-// kRowsTma set where the item's raw stages come as TMA boxes (each stage at its slot rows' start).
+// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows. (Where TMA
+// boxes move the stages the rows are 16-byte aligned: 0.)
 inline constexpr uint32_t kNoRow = 0xFFu;
-inline constexpr int kRowsTma = 31;
 
 template <class Tile>
-__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t,
-                                                         bool tma) {
-  static_assert(Tile::kDecodeTasks <= 3, "one byte per task, beside the TMA bit");
-  uint32_t rows = tma ? 1u << kRowsTma : 0u;
+__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t) {
+  static_assert(Tile::kDecodeTasks <= 4, "one byte per task");
+  uint32_t rows = 0;
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
     const HopperQ10Task<Tile> task(t, i);
@@ -386,7 +384,6 @@ template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
                                                         const HopperQ10RawSlot<Tile>& slot, uint32_t rows, int t,
                                                         int stage, int cis, int buf) {
-  const int stage_bytes = (rows >> kRowsTma) != 0 ? 0 : Tile::kRawBytes;
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
   auto decode_task = [&](int i) {
@@ -398,8 +395,8 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
     if (row_low != kNoRow) {
       // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
-      // (span_copy_plan), or at its start (a TMA box: row_low and stage_bytes are 0).
-      const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * stage_bytes) & 15u);
+      // (span_copy_plan, or a TMA box from the 16-byte unit of the stage's first byte).
+      const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * Tile::kRawBytes) & 15u);
       Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                     scale);
     } else {
@@ -456,24 +453,24 @@ __device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>&
 // The item (from the producer) and the decode tasks' rows (hopper_q10_task_rows), once the item's
 // first raw stage has landed.
 template <class F, class Tile>
-__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10Args& a,
+__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const Q10ProductArgs& args,
                                                                 HopperQ10Shared<F, Tile>& sm, int t, uint32_t raw_use,
                                                                 uint32_t item_use, uint32_t& rows) {
   mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
   const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-  rows = hopper_q10_task_rows<Tile>(a.p, w, t, Tile::kRawTma && a.raw_tma != 0);
+  rows = hopper_q10_task_rows<Tile>(args, w, t);
   return w;
 }
 
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int t,
+__device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm, int t,
                                                    int64_t n_items, int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     uint32_t rows = 0;
-    hopper_q10_decode_item<F, Tile>(a, sm, t, raw_use, item_use, rows);
+    hopper_q10_decode_item<F, Tile>(args, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u) hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u);
     raw_use += n_stages;
@@ -505,14 +502,16 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 
   if (warpgroup == 0) {
     setmaxnreg_decrease<Tile::kProducerRegisters>();
-    if (Tile::kRawTma && a.raw_tma != 0) hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_stages);
-    else hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_stages);
+    if (Tile::kRawTma && a.raw_tma != 0)
+      hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_stages);
+    else
+      hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_stages);
     return;
   }
   if constexpr (Tile::kDecoderGroup) {
     if (warpgroup == 1) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
-      hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_items, n_stages);
+      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
       return;
     }
   }
@@ -547,7 +546,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     HopperQ10Item w;
     [[maybe_unused]] uint32_t rows = 0;
     if constexpr (!Tile::kDecoderGroup) {
-      w = hopper_q10_decode_item<F, Tile>(a, sm, decoder, raw_use, item_use, rows);
+      w = hopper_q10_decode_item<F, Tile>(args, sm, decoder, raw_use, item_use, rows);
       hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0);
     }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
@@ -613,8 +612,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
           mma::wgmma_commit();
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
-            if (j == 0 && has_next)
-              hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+            if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
           mma::wgmma_wait<0>();
           mma::fence_accumulators(span_dot);
 
