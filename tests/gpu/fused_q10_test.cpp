@@ -570,8 +570,9 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
 }
 
 // The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units
-// (K = 2048 of IQ3_S gate/up, 256 of Q2_0 down), on both tiles, and not where the tensors sit 2 bytes past an
-// allocation, the rows are not (K = 768 of IQ3_S: 330-byte rows) or the switch asks for row copies.
+// (K = 2048 of IQ3_S gate/up: 880 bytes; K = 512 of Q2_0 down: 144 bytes), on both tiles, and not
+// where the tensors sit 2 bytes past an allocation, the rows are not (K = 768 of IQ3_S: 330 bytes;
+// K = 256 of Q2_0: 72 bytes) or the switch asks for row copies.
 TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   STRATA_REQUIRE_GPU();
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
@@ -586,15 +587,18 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
     (void)run.run(dev.weights, ws);
     return cuda::fused_q10::hopper_q10_raw_tma_launches() - before;
   };
-  Q10Case aligned{"iq3_s_q2_0_tma", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed,
+  Q10Case aligned{"iq3_s_q2_0_tma", 2048, 512, 8, 2, 17, test::CaseRouting::kSkewed,
                   GgmlType::IQ3_S, GgmlType::Q2_0, 0};
   const Q10Case rows_330{"iq3_s_q8_0_rows", 768, 128, 8, 2, 17, test::CaseRouting::kSkewed,
                          GgmlType::IQ3_S, kPartner, 0};
   for (const char* tile : {"large", "small"}) {
     const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", tile);
-    EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (80-byte rows), tile " << tile;
+    EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (144-byte rows), tile " << tile;
   }
   EXPECT_EQ(launches_of(rows_330), 0u) << "gate/up rows of 330 bytes, down rows of 136";
+  const Q10Case down_rows_72{"iq3_s_q2_0_down_rows", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed,
+                             GgmlType::IQ3_S, GgmlType::Q2_0, 0};
+  EXPECT_EQ(launches_of(down_rows_72), 1u) << "gate/up by TMA, down rows of 72 bytes copied one by one";
   {
     const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
     EXPECT_EQ(launches_of(aligned), 0u) << "STRATA_Q10_RAW_COPY=rows";

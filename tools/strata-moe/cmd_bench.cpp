@@ -83,7 +83,7 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
           "--weight-offset: an option of --backend cuda");
   require(a.weight_offset < 0 || a.weight_offset % 2 == 0, Status::kInvalidArgument,
           "--weight-offset: must be even (the formats' blocks are 2-byte aligned)");
-  cell.weight_offset = cpu ? 0 : a.weight_offset < 0 ? 2 : a.weight_offset;
+  cell.weight_offset = cpu ? 0 : a.weight_offset < 0 ? 0 : a.weight_offset;
   const bench::Preset* preset = nullptr;
   if (!a.preset.empty()) {
     preset = bench::find_preset(a.preset);
@@ -261,8 +261,8 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--gguf", args->gguf, "run a model file's MoE layers instead of random blocks");
   cmd->add_option("--weight-offset", args->weight_offset,
                   "cuda: bytes past a device allocation at which each weight tensor is uploaded, "
-                  "even (default 2, the least alignment the kernels carry; 0: 16-byte aligned, as "
-                  "in a GGUF file)")
+                  "even (default 0: 16-byte aligned, as the library uploads a model's tensors; 2: "
+                  "the least alignment the kernels carry)")
       ->check(integer_in(0, 254));
   cmd->add_option("--weight-sets", args->weight_sets,
                   "distinct random weight sets the layers rotate over (default min(layers, 4))")

@@ -19,7 +19,8 @@ namespace strata::cli::demo {
 namespace {
 
 
-// One tensor's blocks on the device, 2 bytes past an allocation boundary as in a GGUF mapping.
+// One tensor's blocks on the device at the start of an allocation (16-byte aligned), as the library
+// uploads a model's tensors.
 struct DeviceTensor {
   cuda::DeviceBuffer<uint8_t> bytes;
   ExpertTensor view;
@@ -27,9 +28,9 @@ struct DeviceTensor {
   explicit DeviceTensor(const ExpertTensor& host) : view(host) {
     const size_t span = static_cast<size_t>(host.n_expert - 1) * host.expert_stride_bytes +
                         static_cast<size_t>(host.out_features) * host.row_bytes;
-    bytes.reserve(span + 2);
-    STRATA_CUDA_CHECK(cudaMemcpy(bytes.get() + 2, host.data, span, cudaMemcpyHostToDevice));
-    view.data = bytes.get() + 2;
+    bytes.reserve(span);
+    STRATA_CUDA_CHECK(cudaMemcpy(bytes.get(), host.data, span, cudaMemcpyHostToDevice));
+    view.data = bytes.get();
   }
 };
 

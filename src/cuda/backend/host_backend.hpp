@@ -1,5 +1,5 @@
 // A CUDA LayerBackend for callers holding host memory (the CLI, tools): the weights are copied to
-// the device once (each tensor 2 bytes past an aligned address, as in GGUF), and run() takes host
+// the device once (each tensor at the start of its allocation: 16-byte aligned), and run() takes host
 // x/ids/weights, returns host y (it synchronises; the routing is validated on the host first).
 #pragma once
 #include <memory>
