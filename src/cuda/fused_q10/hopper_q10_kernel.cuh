@@ -1,4 +1,5 @@
-// Device code of the q10 Hopper kernels (sm_90a; included by the per-format instantiation files).
+// Device code of the q10 Hopper kernels (sm_90a). The host side, the tensor maps, the launch and
+// the configurations, is in hopper_q10_launch.cuh.
 //
 // A persistent grid walks the work items (pair tile of an expert x block of weight columns), from the
 // tile offsets built on the device. Warp-specialised, per CTA:
@@ -34,14 +35,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "cuda/common/async_sm90.cuh"
-#include "common/error.hpp"
-#include "cuda/common/check.hpp"
-#include "cuda/common/persistent_launch.hpp"
-#include "cuda/common/tensor_map.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
@@ -721,166 +717,6 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   (void)a;
   __trap();
 #endif
-}
-
-inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
-
-// The tensor maps of the launch's weight tensors ([E, out_rows, row_bytes] bytes), where TMA can
-// move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors (as a GGUF file's are),
-// rows and expert strides of whole 16-byte units, every expert's rows inside [weights,
-// weights_end). False: the per-row bulk copies.
-template <class Tile>
-bool hopper_q10_raw_maps(HopperQ10Args& a) {
-  if constexpr (!Tile::kRawTma) {
-    (void)a;
-    return false;
-  } else {
-    const Q10ProductArgs& p = a.p;
-    if (p.n_expert < 1 || p.out_rows < 1 || p.row_bytes == 0) return false;
-    const auto rows = static_cast<uint64_t>(p.out_rows), experts = static_cast<uint64_t>(p.n_expert);
-    for (int op = 0; op < Tile::kOps; ++op) {
-      const uint64_t stride = p.expert_stride_bytes[op], expert_bytes = rows * p.row_bytes;
-      if (p.weights[op] == nullptr || a.weights_end[op] == nullptr || stride < expert_bytes) return false;
-      const auto available = static_cast<uint64_t>(a.weights_end[op] - p.weights[op]);
-      if (available < expert_bytes || (experts - 1) > (available - expert_bytes) / stride) return false;
-      const uint64_t dims[3] = {p.row_bytes, rows, experts};
-      const uint32_t box[3] = {static_cast<uint32_t>(Tile::kRawStride), static_cast<uint32_t>(Tile::kBoxRows), 1u};
-      if (!encode_byte_tensor_map(a.raw_map[op], p.weights[op], dims, p.row_bytes, stride, box)) return false;
-    }
-    return true;
-  }
-}
-
-template <class F, class Tile>
-void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
-  constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
-  static_assert(kShared <= kHopperQ10SharedLimit, "over the sm_90 shared-memory limit of one CTA");
-  auto kernel = hopper_q10_kernel<F, Tile>;
-  const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
-  HopperQ10Args a = args;
-  a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
-  kernel<<<sms, Tile::kThreads, kShared, stream>>>(a);
-  STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
-  if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();
-}
-
-// ---- configurations ------------------------------------------------------------------------------
-
-// One candidate configuration: the raw-block ring (values per stage, stages in flight), the
-// activation ring (values per stage, a part of a raw stage, and stages in flight) and the B
-// buffers the decoder may fill ahead of the consumers.
-struct HopperQ10Config {
-  int stage_values;
-  int stages;
-  int act_stage_values;
-  int act_stages;
-  int b_bufs;
-};
-
-// One stage size for both rings.
-constexpr HopperQ10Config same_rings(int stage_values, int stages, int b_bufs) {
-  return HopperQ10Config{stage_values, stages, stage_values, stages, b_bufs};
-}
-
-template <class F, int Ops, int Pairs, HopperQ10Config C>
-using HopperQ10TileOf =
-    HopperQ10Tile<F, Ops, C.stage_values, C.stages, Pairs, C.act_stage_values, C.act_stages, C.b_bufs>;
-
-template <class F, int Ops, int Pairs, HopperQ10Config C>
-constexpr bool hopper_q10_fits() {
-  if constexpr (C.stage_values % F::kBlockValues != 0) {
-    return false;
-  } else {
-    return hopper_q10_shared_bytes<F, HopperQ10TileOf<F, Ops, Pairs, C>>() <= kHopperQ10SharedLimit;
-  }
-}
-
-// The first candidate that holds whole blocks and fits in shared memory.
-template <class F, int Ops, int Pairs, HopperQ10Config C0, HopperQ10Config... Rest>
-constexpr HopperQ10Config hopper_q10_first_fit() {
-  if constexpr (hopper_q10_fits<F, Ops, Pairs, C0>()) {
-    return C0;
-  } else {
-    static_assert(sizeof...(Rest) > 0, "no configuration of the q10 Hopper kernels fits this format");
-    return hopper_q10_first_fit<F, Ops, Pairs, Rest...>();
-  }
-}
-
-// B buffers: three where a decoder warpgroup runs ahead of the consumers; two where the consumers
-// decode, one chunk ahead.
-template <class F, int Ops, int Pairs>
-inline constexpr int kHopperQ10BBufs = HopperQ10DecoderGroup<F, Ops, Pairs> ? 3 : 2;
-
-// After the lead candidates, those that keep 256-value raw stages but move the activations in
-// parts of them: for the formats whose large blocks (the K-quants) do not fit two whole stages of
-// both; then the same with two B buffers.
-template <class F, int Ops, int Pairs, HopperQ10Config... Lead>
-constexpr HopperQ10Config hopper_q10_fit_or_split() {
-  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
-  return hopper_q10_first_fit<F, Ops, Pairs, Lead..., HopperQ10Config{256, 2, 128, 3, b},
-                              HopperQ10Config{256, 2, 128, 2, b}, HopperQ10Config{256, 2, 64, 4, b},
-                              HopperQ10Config{256, 2, 64, 3, b}, HopperQ10Config{256, 2, 64, 2, b},
-                              HopperQ10Config{256, 2, 128, 2, 2}, HopperQ10Config{256, 2, 64, 2, 2}>();
-}
-
-// The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
-// of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
-// format's blocks allow, else a split ring. The short configuration (stages of max(64, block)
-// values) serves rows that are not a multiple of the long stage.
-template <class F, int Ops, int Pairs>
-constexpr HopperQ10Config hopper_q10_long_config() {
-  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
-  if constexpr (Ops == 2) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, b), same_rings(128, 3, b),
-                                   same_rings(128, 2, b)>();
-  } else if constexpr (Pairs == 128) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), same_rings(128, 3, b),
-                                   same_rings(128, 2, b), same_rings(256, 2, b)>();
-  } else {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3, b), same_rings(128, 2, b),
-                                   same_rings(256, 2, b)>();
-  }
-}
-
-template <class F, int Ops, int Pairs>
-constexpr HopperQ10Config hopper_q10_short_config() {
-  constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
-  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4, b), same_rings(kValues, 3, b),
-                                 same_rings(kValues, 2, b)>();
-}
-
-template <class F, int Ops, int Pairs>
-void launch_hopper_q10_pairs(const HopperQ10Args& args, cudaStream_t stream) {
-  constexpr HopperQ10Config kLong = hopper_q10_long_config<F, Ops, Pairs>();
-  if (args.p.in_features % kLong.stage_values == 0) {
-    launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kLong>>(args, stream);
-    return;
-  }
-  constexpr HopperQ10Config kShort = hopper_q10_short_config<F, Ops, Pairs>();
-  if constexpr (kShort.stage_values < kLong.stage_values) {
-    if (args.p.in_features % kShort.stage_values == 0) {
-      launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kShort>>(args, stream);
-      return;
-    }
-  }
-  throw Error(Status::kInternal, "q10 Hopper kernels: K = " + std::to_string(args.p.in_features) +
-                                     " is no multiple of a stage (the arm's supports() let it through)");
-}
-
-// `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
-template <class F>
-void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  if (pairs == 128) launch_hopper_q10_pairs<F, 2, 128>(args, stream);
-  else launch_hopper_q10_pairs<F, 2, 64>(args, stream);
-}
-
-template <class F>
-void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  if (reinterpret_cast<uintptr_t>(args.p.down_out) % alignof(float2) != 0)
-    throw Error(Status::kInternal, "q10 Hopper kernels: the down rows are not 8-byte aligned");
-  if (pairs == 128) launch_hopper_q10_pairs<F, 1, 128>(args, stream);
-  else launch_hopper_q10_pairs<F, 1, 64>(args, stream);
 }
 
 }  // namespace strata::cuda::fused_q10
