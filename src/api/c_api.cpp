@@ -605,8 +605,7 @@ strata_moe_status strata_moe_tensor_span_bytes(const strata_moe_tensor_desc* ten
     require(tensor != nullptr, Status::kInvalidArgument, "tensor: null pointer");
     const strata::ExpertTensor t = tensor_from(*tensor, "tensor");
     require(t.n_expert >= 1, Status::kInvalidArgument, "tensor.ne2: no experts");
-    *bytes = static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
-             static_cast<size_t>(t.out_features) * t.row_bytes;
+    *bytes = t.span_bytes();
   });
 }
 

@@ -24,8 +24,12 @@ struct ExpertTensor {
   const uint8_t* row(int64_t expert, int64_t r) const {
     return data + static_cast<size_t>(expert) * expert_stride_bytes + static_cast<size_t>(r) * row_bytes;
   }
-  // One past the last byte any row of the view reaches.
-  const uint8_t* end() const { return row(n_expert - 1, out_features); }
+  // Bytes from the first row to one past the last byte any row of the view reaches (a merged
+  // gate_up view spans only its own rows of each expert, so stride x E would run past the tensor).
+  size_t span_bytes() const {
+    return static_cast<size_t>(n_expert - 1) * expert_stride_bytes + static_cast<size_t>(out_features) * row_bytes;
+  }
+  const uint8_t* end() const { return data + span_bytes(); }
 };
 
 // h = act(x Wg_e + bg_e, x Wu_e + bu_e), y_e = h Wd_e + bd_e.  gate/up: [d -> f], down: [f -> d].

@@ -9,6 +9,7 @@
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/common/upload_tensor.hpp"
 #include "pipeline/layer.hpp"
 
 namespace strata::test {
@@ -69,20 +70,12 @@ struct DeviceLayerCopy {
   MoeLayerWeights weights;  // data pointers are device addresses
 };
 
-inline const uint8_t* upload_tensor(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer,
-                                    size_t offset = 2) {
-  const size_t bytes = t.expert_stride_bytes * static_cast<size_t>(t.n_expert);
-  buffer.reserve(bytes + offset);
-  STRATA_CUDA_CHECK(cudaMemcpy(buffer.get() + offset, t.data, bytes, cudaMemcpyHostToDevice));
-  return buffer.get() + offset;
-}
-
 inline DeviceLayerCopy upload_layer(const MoeLayerWeights& host, size_t offset = 2) {
   DeviceLayerCopy copy;
   copy.weights = host;
-  copy.weights.gate.data = upload_tensor(host.gate, copy.gate, offset);
-  copy.weights.up.data = upload_tensor(host.up, copy.up, offset);
-  copy.weights.down.data = upload_tensor(host.down, copy.down, offset);
+  copy.weights.gate.data = cuda::upload_tensor(host.gate, copy.gate, offset);
+  copy.weights.up.data = cuda::upload_tensor(host.up, copy.up, offset);
+  copy.weights.down.data = cuda::upload_tensor(host.down, copy.down, offset);
   return copy;
 }
 

@@ -12,6 +12,7 @@
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/common/upload_tensor.hpp"
 #include "cuda/fused_q10/q10_arm.hpp"
 #endif
 
@@ -20,32 +21,10 @@ namespace strata::cli::benchrun {
 #ifdef STRATA_MOE_HAVE_CUDA
 namespace {
 
-// Bytes from a tensor's first row to the end of its last expert (a merged gate_up view spans
-// only its own rows of each expert).
-size_t tensor_span_bytes(const ExpertTensor& t) {
-  return static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
-         static_cast<size_t>(t.out_features) * t.row_bytes;
-}
-
-// One tensor's blocks on the device, `offset` bytes past an allocation boundary (--weight-offset).
-struct DeviceTensor {
-  cuda::DeviceBuffer<uint8_t> bytes;
-  ExpertTensor view;
-};
-
-DeviceTensor upload(const ExpertTensor& host, int offset) {
-  DeviceTensor t;
-  const size_t span = tensor_span_bytes(host);
-  t.bytes.reserve(span + static_cast<size_t>(offset));
-  STRATA_CUDA_CHECK(cudaMemcpy(t.bytes.get() + offset, host.data, span, cudaMemcpyHostToDevice));
-  t.view = host;
-  t.view.data = t.bytes.get() + offset;
-  return t;
-}
-
+// One weight set on the device, each tensor `--weight-offset` bytes past its allocation's start.
 struct DeviceLayer {
-  DeviceTensor gate, up, down;
-  MoeLayerWeights weights;
+  cuda::DeviceBuffer<uint8_t> gate, up, down;
+  MoeLayerWeights weights;  // data pointers are device addresses
 };
 
 template <class T>
@@ -91,13 +70,11 @@ class CudaSession final : public Session {
                 fmt::format("--backend cuda: arm {} does not run this cell: {}", arm.name, chosen.fallback));
       }
       DeviceLayer& d = layers_.emplace_back();
-      d.gate = upload(host.gate, inputs_.cell.weight_offset);
-      d.up = upload(host.up, inputs_.cell.weight_offset);
-      d.down = upload(host.down, inputs_.cell.weight_offset);
+      const auto offset = static_cast<size_t>(inputs_.cell.weight_offset);
       d.weights = host;
-      d.weights.gate = d.gate.view;
-      d.weights.up = d.up.view;
-      d.weights.down = d.down.view;
+      d.weights.gate.data = cuda::upload_tensor(host.gate, d.gate, offset);
+      d.weights.up.data = cuda::upload_tensor(host.up, d.up, offset);
+      d.weights.down.data = cuda::upload_tensor(host.down, d.down, offset);
     }
     inputs_.release_host_weights_after_upload();
     for (const synth::Routing& r : inputs_.routings) {

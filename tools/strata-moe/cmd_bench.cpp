@@ -83,7 +83,7 @@ bench::CellSpec resolve_cell(const BenchArgs& a) {
           "--weight-offset: an option of --backend cuda");
   require(a.weight_offset < 0 || a.weight_offset % 2 == 0, Status::kInvalidArgument,
           "--weight-offset: must be even (the formats' blocks are 2-byte aligned)");
-  cell.weight_offset = cpu ? 0 : a.weight_offset < 0 ? 0 : a.weight_offset;
+  cell.weight_offset = a.weight_offset < 0 ? 0 : a.weight_offset;  // CPU runs refuse one above
   const bench::Preset* preset = nullptr;
   if (!a.preset.empty()) {
     preset = bench::find_preset(a.preset);

@@ -11,6 +11,7 @@
 #include "cuda/backend/run_layer.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/common/upload_tensor.hpp"
 #endif
 
 namespace strata::cli::demo {
@@ -18,21 +19,6 @@ namespace strata::cli::demo {
 #ifdef STRATA_MOE_HAVE_CUDA
 namespace {
 
-
-// One tensor's blocks on the device at the start of an allocation (16-byte aligned), as the library
-// uploads a model's tensors.
-struct DeviceTensor {
-  cuda::DeviceBuffer<uint8_t> bytes;
-  ExpertTensor view;
-
-  explicit DeviceTensor(const ExpertTensor& host) : view(host) {
-    const size_t span = static_cast<size_t>(host.n_expert - 1) * host.expert_stride_bytes +
-                        static_cast<size_t>(host.out_features) * host.row_bytes;
-    bytes.reserve(span);
-    STRATA_CUDA_CHECK(cudaMemcpy(bytes.get(), host.data, span, cudaMemcpyHostToDevice));
-    view.data = bytes.get();
-  }
-};
 
 template <class T>
 cuda::DeviceBuffer<T> upload(const T* host, size_t count) {
@@ -72,11 +58,12 @@ DeviceRuns run_cuda_arms(const MoeLayerWeights& host_weights, const LayerInputs&
   STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   out.device = prop.name;
 
-  const DeviceTensor gate(host_weights.gate), up(host_weights.up), down(host_weights.down);
+  // Each tensor at the start of its allocation (16-byte aligned), as the library uploads a model's.
+  cuda::DeviceBuffer<uint8_t> gate, up, down;
   MoeLayerWeights layer = host_weights;
-  layer.gate = gate.view;
-  layer.up = up.view;
-  layer.down = down.view;
+  layer.gate.data = cuda::upload_tensor(host_weights.gate, gate);
+  layer.up.data = cuda::upload_tensor(host_weights.up, up);
+  layer.down.data = cuda::upload_tensor(host_weights.down, down);
 
   const auto T = static_cast<size_t>(in.n_tokens), k = static_cast<size_t>(in.k),
              d = static_cast<size_t>(layer.d);

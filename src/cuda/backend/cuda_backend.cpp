@@ -13,6 +13,7 @@
 #include "cuda/backend/host_backend.hpp"
 #include "cuda/common/check.hpp"
 #include "cuda/common/device_buffer.hpp"
+#include "cuda/common/upload_tensor.hpp"
 #include "cuda/pipeline/convert.hpp"
 #include "pipeline/routing.hpp"
 
@@ -30,13 +31,6 @@ void require_visible_device() {
          std::string("backend: no CUDA device is visible (") + cudaGetErrorString(status) + ")");
   }
   require(count > 0, Status::kUnsupported, "backend: no CUDA device is visible");
-}
-
-// Bytes from a tensor's first row to the end of its last expert (a merged gate_up view spans
-// only its own rows of each expert, so stride x E would run past the tensor).
-size_t tensor_span_bytes(const ExpertTensor& t) {
-  return static_cast<size_t>(t.n_expert - 1) * t.expert_stride_bytes +
-         static_cast<size_t>(t.out_features) * t.row_bytes;
 }
 
 // Throws kInvalidArgument naming `what` unless `p` is device (or managed) memory.
@@ -149,9 +143,10 @@ class HostCudaBackend final : public LayerBackend {
     validate_layer(host);
     require_plain_layer(host);
     require_visible_device();
-    weights_.gate.data = upload(host.gate, gate_);
-    weights_.up.data = upload(host.up, up_);
-    weights_.down.data = upload(host.down, down_);
+    // At the allocations' start: 16-byte aligned, as in a GGUF file.
+    weights_.gate.data = cuda::upload_tensor(host.gate, gate_);
+    weights_.up.data = cuda::upload_tensor(host.up, up_);
+    weights_.down.data = cuda::upload_tensor(host.down, down_);
   }
 
   const char* name() const override { return "cuda"; }
@@ -183,13 +178,6 @@ class HostCudaBackend final : public LayerBackend {
   }
 
  private:
-  static const uint8_t* upload(const ExpertTensor& t, cuda::DeviceBuffer<uint8_t>& buffer) {
-    const size_t bytes = tensor_span_bytes(t);
-    buffer.reserve(bytes);  // at the allocation's start: 16-byte aligned, as in a GGUF file
-    STRATA_CUDA_CHECK(cudaMemcpy(buffer.get(), t.data, bytes, cudaMemcpyHostToDevice));
-    return buffer.get();
-  }
-
   MoeLayerWeights weights_;
   cuda::DeviceBuffer<uint8_t> gate_, up_, down_;
   cuda::DeviceBuffer<float> x_, w_, y_;

@@ -131,7 +131,7 @@ struct HopperQ10Tile {
   static constexpr int kTensorRows = kCtaCols / kOps;
   static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
   static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
-  static constexpr bool kRawTma = kRawStride <= 256 && kTensorRows % kBoxRows == 0;
+  static constexpr bool kRawTma = kRawStride <= 256;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = ActStageValues + 8;
@@ -156,6 +156,7 @@ struct HopperQ10Tile {
   static_assert(kBSets * kWgCols * kPiecesPerChunk % kDecodeThreads == 0, "decode tasks spread evenly");
   static_assert(kDecodeThreads % kWgCols == 0 || kWgCols % kDecodeThreads == 0, "a task's column from its index");
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
+  static_assert(kTensorRows % kBoxRows == 0, "a tensor's rows of the slot are whole TMA boxes");
   static_assert(128 * (kProducerRegisters + kDecoderRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(BBufs >= 2, "the decoder runs at least one chunk ahead");
