@@ -41,7 +41,9 @@
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
+#include "formats/q2_k.hpp"
 #include "formats/q8_0.hpp"
+#include "formats/tq1_0.hpp"
 #include "cuda/fused_q10/hopper_q10_products.hpp"
 #include "cuda/mma/span_mma.cuh"
 #include "cuda/mma/wgmma_f16.cuh"
@@ -72,6 +74,12 @@ inline constexpr bool kDecoderGroupFormat =
 
 template <class F, int Ops, int Pairs>
 inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
+
+// The tiles without a decoder warpgroup whose producer spills at 40 registers beside the TMA loop
+// (ptxas -v): TQ1_0 down, Q2_K gate/up. They keep 56 / 224; the others give the consumers 232.
+template <class F, int Ops>
+inline constexpr bool kHopperQ10WideProducer =
+    (Ops == 1 && std::is_same_v<F, Tq1_0>) || (Ops == 2 && std::is_same_v<F, Q2_K>);
 
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
@@ -112,12 +120,14 @@ struct HopperQ10Tile {
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
   // decoder warpgroup, measured with -Xptxas -v: the fewest registers with which neither it nor the
-  // producer spills, the rest to the consumers. Without one, the consumers that decode keep 224 and
-  // the producer 56 (at 40, TQ1_0's down kernel spilled beside the TMA producer loop).
+  // producer spills, the rest to the consumers. Without one, the consumers that decode keep 232
+  // beside a 40-register producer, or 224 beside 56 where the producer spills at 40
+  // (kHopperQ10WideProducer).
+  static constexpr bool kWideProducer = !kDecoderGroup && kHopperQ10WideProducer<F, Ops>;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : 56;
+  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : kWideProducer ? 56 : 40;
   static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : 224;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
