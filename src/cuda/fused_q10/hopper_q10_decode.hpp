@@ -102,11 +102,24 @@ struct HalfPiece : HalfPieceNoTable {
   }
 };
 
+// The f16 sign bits of values v and v + 1 of a piece (v even; bit 15 and bit 31), from the piece's
+// sign word shifted left by 7 - v % 8 and by 6 - v % 8 (`shifted[k]` = signs << k, so that bit 7 of
+// byte b holds value 8b + 7 - k): prmt with the sign-replicate selectors of byte v / 8 of each,
+// into bytes 1 and 3.
+__device__ __forceinline__ uint32_t pair_sign_bits(const uint32_t (&shifted)[8], int v) {
+  const uint32_t b = static_cast<uint32_t>(v / 8), r = static_cast<uint32_t>(v % 8);
+  const uint32_t selector = ((0xCu + b) << 12) | ((0x8u + b) << 4);
+  uint32_t bits;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(bits) : "r"(shifted[7 - r]), "r"(shifted[6 - r]), "r"(selector));
+  return bits & 0x80008000u;
+}
+
 // IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid as f16
 // magnitudes (entry e = words 2e, 2e + 1: the f16 pairs of its values 0, 1 and 2, 3). Per group of
-// four values: one 8-byte table load, the four sign bits moved onto the f16 sign bits by two
-// integer multiplies, and one HMUL2 per pair by the odd multiplier: |grid| * (1 + 2s) <= 465 is an
-// exact f16 integer, and flipping the sign bit is exact, so the pairs are decode_wide's integers.
+// four values: one 8-byte table load, the sign bits XORed onto the f16 sign bits (pair_sign_bits:
+// one prmt per pair, eight shifts per piece), and one HMUL2 per pair by the odd multiplier:
+// |grid| * (1 + 2s) <= 465 is an exact f16 integer, and flipping the sign bit is exact, so the
+// pairs are decode_wide's integers.
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
@@ -121,16 +134,15 @@ struct HalfPiece<Iq3S> {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
     const __half2 m2 = __half2half2(__int2half_rn(Decoder::multiplier(raw)));
     const uint2* grid2 = reinterpret_cast<const uint2*>(grid);
+    uint32_t shifted[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) shifted[k] = raw.signs << k;
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
       const uint32_t index = __byte_perm(raw.qs[m / 4], 0u, 0x4440u + static_cast<uint32_t>(m % 4)) |
                              ((raw.meta >> (8 + m)) & 0x100u);
       const uint2 g = grid2[index];
-      // Sign bits 0..3 of the group: bit j onto bit 15 of its f16 (j = 0, 2) or bit 31 (j = 1, 3).
-      const uint32_t negative = (raw.signs >> (4 * m)) & 0xFu;
-      const uint32_t sign_lo = (negative * 0x40008000u) & 0x80008000u;  // bits 0, 1
-      const uint32_t sign_hi = (negative * 0x10002000u) & 0x80008000u;  // bits 2, 3
-      const uint32_t lo = g.x ^ sign_lo, hi = g.y ^ sign_hi;
+      const uint32_t lo = g.x ^ pair_sign_bits(shifted, 4 * m), hi = g.y ^ pair_sign_bits(shifted, 4 * m + 2);
       put_f16_pairs(h2, m, __hmul2(*reinterpret_cast<const __half2*>(&lo), m2),
                     __hmul2(*reinterpret_cast<const __half2*>(&hi), m2));
     }

@@ -76,10 +76,10 @@ template <class F, int Ops, int Pairs>
 inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
 
 // The tiles without a decoder warpgroup whose producer spills at 40 registers beside the TMA loop
-// (ptxas -v): TQ1_0 down, Q2_K gate/up. They keep 56 / 224; the others give the consumers 232.
+// (ptxas -v): TQ1_0 (both roles), Q2_K gate/up. They keep 56 / 224; the others give the consumers 232.
 template <class F, int Ops>
 inline constexpr bool kHopperQ10WideProducer =
-    (Ops == 1 && std::is_same_v<F, Tq1_0>) || (Ops == 2 && std::is_same_v<F, Q2_K>);
+    std::is_same_v<F, Tq1_0> || (Ops == 2 && std::is_same_v<F, Q2_K>);
 
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
@@ -368,10 +368,8 @@ struct HopperQ10Task {
 };
 
 // Per item, byte i for task i: the low four address bits of the task's weight row (where its bytes
-// sit in a raw slot, from which each stage's follow), or kNoRow past the tensor's rows. (Where TMA
-// boxes move the stages the rows are 16-byte aligned: 0.)
-inline constexpr uint32_t kNoRow = 0xFFu;
-
+// sit in a raw slot, from which each stage's follow; 0 past the tensor's rows). (Where TMA boxes
+// move the stages the rows are 16-byte aligned: 0.)
 template <class Tile>
 __device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t) {
   static_assert(Tile::kDecodeTasks <= 4, "one byte per task");
@@ -381,7 +379,7 @@ __device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& a
     const HopperQ10Task<Tile> task(t, i);
     int op = 0;
     const uint8_t* row = hopper_q10_row<Tile>(args, w, task.column(), op);
-    rows |= (row == nullptr ? kNoRow : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u)) << (8 * i);
+    rows |= (row == nullptr ? 0u : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u)) << (8 * i);
   }
   return rows;
 }
@@ -400,18 +398,15 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     WideScale scale[kPieceSpans];
     const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
     const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
-    if (row_low != kNoRow) {
-      // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
-      // (span_copy_plan, or a TMA box from the 16-byte unit of the stage's first byte).
-      const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * Tile::kRawBytes) & 15u);
-      Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
-                    scale);
-    } else {
-#pragma unroll
-      for (int q = 0; q < 16; ++q) h2[q] = 0u;
-#pragma unroll
-      for (int j = 0; j < kPieceSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
-    }
+    // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
+    // (span_copy_plan, or a TMA box from the 16-byte unit of the stage's first byte).
+    // NOTE: a column past the tensor's rows decodes whatever its slot row holds (zeros from the
+    // kernel's start or from a TMA box's out-of-bounds fill, or the bytes of a row of an earlier
+    // item): wgmma's column n of D reads only column n of B, and the epilogues store no output
+    // of such a column (gate/up: whole 64-feature blocks, f % 64 == 0; down: row < out_rows).
+    const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * Tile::kRawBytes) & 15u);
+    Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
+                  scale);
     uint8_t* core = sm.b[buf][task.set] + (task.local / 8) * Tile::kCoreStrideBytes +
                     (4 * task.piece) * Tile::kCoreLeadingBytes + (task.local % 8) * 16;
 #pragma unroll
@@ -502,6 +497,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
+  // The raw slots start as zeros, so that a slot row no stage has filled (columns past the tensor's
+  // rows) holds defined bytes; the async proxy's writes to them come after the fence.
+  static_assert(sizeof(sm.raw_slot) % sizeof(uint4) == 0, "raw slots of whole 16-byte units");
+  for (int i = tid; i < static_cast<int>(sizeof(sm.raw_slot) / sizeof(uint4)); i += Tile::kThreads)
+    reinterpret_cast<uint4*>(sm.raw_slot)[i] = make_uint4(0u, 0u, 0u, 0u);
+  fence_proxy_async_shared();
   init_stage_ring(sm.raw_full, sm.raw_empty, 128, Tile::kDecodeThreads);  // producer -> decoder(s)
   init_stage_ring(sm.act_full, sm.act_empty, 128, 256);                   // producer -> two consumers
   init_stage_ring(sm.b_full, sm.b_empty, Tile::kDecodeThreads, 256);      // decoder(s) -> two consumers
