@@ -19,7 +19,6 @@ namespace strata::cli::demo {
 #ifdef STRATA_MOE_HAVE_CUDA
 namespace {
 
-
 template <class T>
 cuda::DeviceBuffer<T> upload(const T* host, size_t count) {
   cuda::DeviceBuffer<T> d(count);

@@ -94,10 +94,8 @@ WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
   return w;
 }
 
-}  // namespace
+std::atomic<uint64_t> raw_tma_launches{0};  // hopper_q10_raw_tma_launches()
 
-namespace {
-std::atomic<uint64_t> raw_tma_launches{0};
 }  // namespace
 
 bool hopper_q10_raw_tma_allowed() { return !env_equals("STRATA_Q10_RAW_COPY", "rows"); }
