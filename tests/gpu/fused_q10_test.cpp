@@ -255,6 +255,8 @@ const Q10Case kCases[] = {
      test::CaseRouting::kUniform},  // f % 128 == 64
     {"qwen35_a3b_t24", 2048, 512, 256, 8, 24, test::CaseRouting::kSkewed},
     {"e1024_k16", 256, 128, 1024, 16, 40, test::CaseRouting::kUniform},  // 640 pairs over 1024 experts
+    {"single_expert_600_rows", 512, 128, 2, 1, 600,
+     test::CaseRouting::kSingleExpert},  // four full 128-pair tiles and a partial one
 };
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
