@@ -1,14 +1,19 @@
 // The CUDA pipeline pieces against their CPU definitions: activation quantisation bit for bit
-// with quantize_rows, and the device grouping tables equal to group_by_expert.
+// with quantize_rows, the device grouping tables equal to group_by_expert, and the combine bit for
+// bit with combine_step folded in slot order.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <numeric>
+#include <random>
 #include <vector>
 
+#include "cuda/pipeline/combine.hpp"
 #include "cuda/pipeline/grouping.hpp"
 #include "cuda/pipeline/quantize_rows.hpp"
 #include "gpu_test_util.hpp"
+#include "pipeline/arith.hpp"
 #include "pipeline/grouping.hpp"
 #include "pipeline/quantize.hpp"
 #include "synth/synth.hpp"
@@ -50,6 +55,51 @@ TEST(CudaQuantize, BitwiseEqualToQuantizeRows) {
     EXPECT_EQ(count_diffs(test::to_host(codes.get(), rows * cols), cpu.codes), 0);
     EXPECT_EQ(count_diffs(test::to_host(scales.get(), rows * cols / 32), cpu.scales), 0);
     EXPECT_EQ(count_diffs(test::to_host(sums.get(), rows * cols / 16), cpu.half_sums), 0);
+  }
+}
+
+// y[t] = sum over slots j = 0..k-1 of w[t, j] * down[pair(t, j)], folded with combine_step from
+// 0.0f in slot order. The cases cover both kernels (four columns per thread where d % 4 == 0 and the
+// rows are 16-byte aligned, else one), k below, at and above the eight slots loaded at a time, and
+// an output that starts one float past an allocation.
+TEST(CudaCombine, BitwiseEqualToTheSlotOrderFold) {
+  STRATA_REQUIRE_GPU();
+  struct Case {
+    int64_t n_tokens;
+    int k;
+    int64_t d;
+    size_t y_offset;  // floats past the allocation
+  };
+  for (const Case& c : {Case{1, 1, 32, 0}, Case{37, 8, 2048, 0}, Case{19, 10, 2560, 0}, Case{23, 9, 256, 1},
+                        Case{5, 3, 6, 0}, Case{64, 17, 512, 0}}) {
+    const uint64_t seed = test::fresh_seed("CudaCombine");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " T " + std::to_string(c.n_tokens) + " k " + std::to_string(c.k) +
+                 " d " + std::to_string(c.d) + " y offset " + std::to_string(c.y_offset));
+    const int64_t P = c.n_tokens * c.k;
+    const std::vector<float> down = synth::random_activations(P, c.d, seed);
+    const std::vector<float> weights = synth::random_activations(c.n_tokens, c.k, seed + 1);
+    std::vector<int32_t> slot_to_pair(static_cast<size_t>(P));
+    std::iota(slot_to_pair.begin(), slot_to_pair.end(), 0);
+    std::shuffle(slot_to_pair.begin(), slot_to_pair.end(), std::mt19937_64(seed + 2));
+    std::vector<float> want(static_cast<size_t>(c.n_tokens * c.d));
+    for (int64_t t = 0; t < c.n_tokens; ++t)
+      for (int64_t col = 0; col < c.d; ++col) {
+        float acc = 0.0f;
+        for (int j = 0; j < c.k; ++j)
+          acc = combine_step(acc, weights[t * c.k + j], down[slot_to_pair[t * c.k + j] * c.d + col]);
+        want[t * c.d + col] = acc;
+      }
+
+    auto d_down = test::to_device(down);
+    auto d_weights = test::to_device(weights);
+    auto d_slots = test::to_device(slot_to_pair);
+    cuda::DeviceBuffer<float> y(want.size() + c.y_offset);
+    test::poison_device(y.get(), want.size() + c.y_offset);
+    cuda::launch_combine(d_down.get(), d_slots.get(), d_weights.get(), c.n_tokens, c.k, c.d, y.get() + c.y_offset,
+                         nullptr);
+    STRATA_CUDA_CHECK(cudaGetLastError());
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(count_diffs(test::to_host(y.get() + c.y_offset, want.size()), want), 0);
   }
 }
 
