@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/common/check.hpp"
 #include "cuda/pipeline/combine.hpp"
@@ -10,17 +11,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSlotsInFlight = 8;  // down rows loaded ahead of their fold
 
-template <int Vec>
-struct CombineVec;
-template <>
-struct CombineVec<1> {
-  using Type = float;
-};
-template <>
-struct CombineVec<4> {
-  using Type = float4;
-};
-
 // Vec consecutive output columns per thread (float4 loads and stores where d % 4 == 0 and the rows
 // are 16-byte aligned); CTA rows (blockIdx.y, strided) walk the tokens. Each column folds its k
 // slots in slot order j = 0..k-1 with combine_step, the rows of kSlotsInFlight slots loaded first.
@@ -31,7 +21,8 @@ __global__ void __launch_bounds__(kThreads)
                    const float* __restrict__ weights,       // [T, k] f32
                    int64_t n_tokens, int k, int64_t d,
                    float* __restrict__ y) {                 // [T, d] f32
-  using V = typename CombineVec<Vec>::Type;
+  static_assert(Vec == 1 || Vec == 4, "one column or four per thread");
+  using V = std::conditional_t<Vec == 4, float4, float>;
   const int64_t c = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * Vec;
   if (c >= d) return;
   for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
