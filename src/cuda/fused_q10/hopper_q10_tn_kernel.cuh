@@ -5,10 +5,9 @@
 // A persistent grid walks the work items (pair tile of an expert x block of 128 weight rows):
 //   - producer (warpgroup 0): the raw weight stages of the item's rows into a ring of raw slots
 //     (hopper_q10_raw_stage: TMA boxes or per-row bulk copies, as the column kernels), and per
-//     chunk of 64 K values the tile's activation codes as wgmma B core matrices: thread pt moves
-//     pair pt's 128 bytes by eight 16-byte cp.async (zeros past the tile's pairs) and its scale.
-//     A chunk is announced once its copies have landed (cp.async.wait_group, kActLag chunks
-//     behind the newest) and the proxy fence is passed;
+//     chunk of 64 K values the tile's activation codes as wgmma B core matrices and their scales,
+//     by 16-byte cp.async (zeros past the tile's pairs) that arrive on the chunk's barrier as they
+//     land; the consumers pass the proxy fence after their wait;
 //   - two consumers, 64 weight rows each: per chunk, each thread decodes its two rows' share of
 //     the next chunk (FragmentChunk<F>) while the current chunk's four wgmma m64nNk16 run (the
 //     accumulator restarted on the first: the span's exact integer dot, one span per chunk), then
@@ -49,15 +48,14 @@ struct HopperQ10TnTile : HopperQ10RawRing<F, Ops, StageValues, Stages, 128> {
   static constexpr int kPairs = Pairs;            // [pairs] wgmma N
   static constexpr int kConsumerRows = 64;        // weight rows per consumer (wgmma M)
   static constexpr int kActSlots = ActSlots;
-  // Chunks whose cp.async a producer thread keeps in flight beyond the newest before it announces
-  // them; the slots cover them and the chunks ahead (the ring cannot wait on an unannounced chunk).
-  static constexpr int kActLag = 2;
+  static constexpr int kPieceRounds = Pairs * 8 / 128;  // 16-byte pieces of a chunk per producer thread
   // Items in flight: each has at least one raw stage, the producer runs at most kStages ahead.
   static constexpr int kItemSlots = Stages + 2;
   static constexpr int kThreads = 384;            // producer, two consumers
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = 40;
-  static constexpr int kConsumerRegisters = 232;
+  // setmaxnreg (ptxas -v): the producer spills at 40 beside its four rows of cp.async pieces.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kConsumerRegisters = 224;
   static constexpr int kAccRegs = Pairs / 2;      // f32 per thread: rows group, group + 8 x the pairs
   static constexpr int kPairGroups = Pairs / 8;   // 8-pair column groups of the accumulator
   // B tile of one chunk: core matrices of 8 pairs x 16 bytes (8 f16 of k); the K-adjacent core
@@ -74,7 +72,8 @@ struct HopperQ10TnTile : HopperQ10RawRing<F, Ops, StageValues, Stages, 128> {
   static_assert(Pairs == 64 || Pairs == 128, "wgmma N of the wrapped shapes, one producer thread per pair");
   static_assert(kCtaCols == 2 * kConsumerRows, "two consumers of 64 rows");
   static_assert(Ops == 1 || kCtaCols == 2 * kQ10BlockValues, "gate/up: the CTA's rows are one requant block");
-  static_assert(ActSlots >= kActLag + 2, "the slots hold the unannounced chunks and one ahead");
+  static_assert(ActSlots >= 2, "the producer fills a chunk while the consumers read one");
+  static_assert(kPieceRounds % 2 == 0, "whole rows of pieces per thread (two rounds of four pieces)");
   static_assert(128 * (kProducerRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
 };
@@ -114,26 +113,36 @@ __device__ __forceinline__ int hopper_q10_tn_column(int c, int warp, int group, 
 }
 
 // ---- producer ------------------------------------------------------------------------------------
-// Per raw stage: its raw blocks, then its chunks of activation codes. Thread pt moves pair pt.
+// Per raw stage: its raw blocks, then its chunks of activation codes. A chunk is kPairs rows of 128
+// bytes, moved as 16-byte cp.async pieces: piece round i of thread pt (warp w, lane l) is piece
+// 4 (i % 2) + l % 4 of pair 8 ((i / 2) 4 + w) + l / 4, so that one warp instruction reads eight
+// rows' 64 contiguous bytes each. Pairs past the tile's get zeros. Thread pt < kPairs also moves
+// pair pt's scale. Each thread's arrival on the chunk's `full` barrier comes when its copies have
+// landed (cp.async.mbarrier.arrive); the producer never waits for its own copies.
 template <class F, class Tile, bool kTma>
 __device__ __forceinline__ void hopper_q10_tn_producer(const HopperQ10Args& a, HopperQ10TnShared<F, Tile>& sm, int pt,
                                                        int64_t n_items, int col_blocks, int n_stages) {
   const Q10ProductArgs& args = a.p;
   uint32_t raw_use = 0, act_use = 0, item_use = 0;
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
-  // This thread's 16-byte pieces of a pair's chunk: piece k8 at core matrix (pt / 8, k8), row pt % 8.
-  const uint32_t piece_offset = (pt / 8) * Tile::kCoreStrideBytes + (pt % 8) * 16;
-  auto announce = [&](uint32_t chunk) {  // chunk's copies have landed (the caller waited)
-    fence_proxy_async_shared();          // this thread's cp.async writes, before the tensor cores read them
-    mbarrier_arrive(&sm.act_full[chunk % Tile::kActSlots]);
-  };
+  const int warp = pt / 32, lane = pt % 32;
+  constexpr int kRows = Tile::kPieceRounds / 2;  // pairs (rows) per thread
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
-    const bool has_pair = pt < w.pair_count;
-    const int64_t act_row =
-        !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
-    const __half* codes = args.act_codes + act_row * args.in_features;
-    const float* scales = args.act_scales + act_row * act_blocks_per_row;
+    auto row_of = [&](int pair) -> int64_t {  // the pair's activation row (0 past the tile's pairs)
+      if (pair >= w.pair_count) return 0;
+      return args.pair_token != nullptr ? args.pair_token[w.pair_begin + pair] : w.pair_begin + pair;
+    };
+    const __half* codes[kRows];
+    bool valid[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int pair = 8 * (4 * r + warp) + lane / 4;
+      valid[r] = pair < w.pair_count;
+      codes[r] = args.act_codes + row_of(pair) * args.in_features + 8 * (lane % 4);
+    }
+    const bool has_scale = pt < Tile::kPairs && pt < w.pair_count;
+    const float* scales = args.act_scales + (pt < Tile::kPairs ? row_of(pt) : 0) * act_blocks_per_row;
     for (int stage = 0; stage < n_stages; ++stage) {
       hopper_q10_raw_stage<Tile, kTma>(a, sm, pt, w, stage, raw_use++, item_use);
       for (int cis = 0; cis < Tile::kChunksPerStage; ++cis, ++act_use) {
@@ -142,21 +151,17 @@ __device__ __forceinline__ void hopper_q10_tn_producer(const HopperQ10Args& a, H
         HopperQ10TnActSlot<Tile>& slot = sm.act_slot[s];
         const int chunk = stage * Tile::kChunksPerStage + cis;  // within the row
 #pragma unroll
-        for (int k8 = 0; k8 < Tile::kChunk / 8; ++k8)
-          cp_async_16(slot.codes + piece_offset + k8 * Tile::kCoreLeadingBytes, codes + chunk * Tile::kChunk + 8 * k8,
-                      has_pair);
-        cp_async_4(&slot.scale[pt], scales + chunk, has_pair);
-        cp_async_commit();
-        if (act_use >= Tile::kActLag) {
-          cp_async_wait<Tile::kActLag>();
-          announce(act_use - Tile::kActLag);
+        for (int i = 0; i < Tile::kPieceRounds; ++i) {
+          const int pair = 8 * (4 * (i / 2) + warp) + lane / 4, k8 = 4 * (i % 2) + lane % 4;
+          cp_async_16(slot.codes + (pair / 8) * Tile::kCoreStrideBytes + k8 * Tile::kCoreLeadingBytes + (pair % 8) * 16,
+                      codes[i / 2] + chunk * Tile::kChunk + 32 * (i % 2), valid[i / 2]);
         }
+        if (pt < Tile::kPairs) cp_async_4(&slot.scale[pt], scales + chunk, has_scale);
+        cp_async_mbarrier_arrive(&sm.act_full[s]);
       }
     }
   }
-  // The chunks still unannounced.
   cp_async_wait<0>();
-  for (uint32_t chunk = act_use > Tile::kActLag ? act_use - Tile::kActLag : 0; chunk < act_use; ++chunk) announce(chunk);
 }
 
 template <class F, class Tile>
@@ -263,6 +268,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_tn_kernel(const 
       const uint32_t act_at = act_use + u;
       const int s = static_cast<int>(act_at % Tile::kActSlots);
       mbarrier_wait(&sm.act_full[s], (act_at / Tile::kActSlots) & 1u);
+      fence_proxy_async_shared();  // the producer's cp.async writes, before the tensor cores read them
       const HopperQ10TnActSlot<Tile>& slot = sm.act_slot[s];
       const uint32_t b_base = shared_address(slot.codes);
       // ---- the chunk's exact integer span dot: 4 wgmma k16 steps, the accumulator restarted -----
