@@ -17,8 +17,7 @@
 // model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
 // in both roles at a K of the short stage plan, of several long stages and of 2048 with 16-byte
 // aligned tensors and rows (the raw stages by TMA), against the same two, and again with one bulk
-// copy per weight row (STRATA_Q10_RAW_COPY=rows); the formats the tokens-on-N kernels carry, and the
-// edge cases, also on the column kernels alone (STRATA_Q10_HOPPER_KERNELS=columns).
+// copy per weight row (STRATA_Q10_RAW_COPY=rows).
 // Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>
@@ -369,11 +368,7 @@ TEST_P(FusedQ10Layer, HopperKernelsBitwiseEqualToTheQ10RuleAndDeterministic) {
     const test::SyntheticCase sc = make_case(c, 1);
     ASSERT_TRUE(cuda::fused_q10::q10_hopper_supports(sc.layer.weights));
   }
-  check_against_the_rule(c, "1");  // the tokens-on-N kernels (IQ3_S gate/up, Q2_0 down)
-  {
-    const test::ScopedEnv columns("STRATA_Q10_HOPPER_KERNELS", "columns");
-    check_against_the_rule(c, "1");  // the column kernels, the same layer
-  }
+  check_against_the_rule(c, "1");  // bulk copies + wgmma f16
 }
 
 void check_against_the_cpu_arm(const Q10Case& c) {
@@ -572,46 +567,8 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
     const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
     check_against_the_rule(c, "1");
   }
-  if (cuda::fused_q10::hopper_q10_tokens_on_n_carries(c.gate_up) ||
-      cuda::fused_q10::hopper_q10_tokens_on_n_carries(c.down)) {  // and on the column kernels alone
-    const test::ScopedEnv columns("STRATA_Q10_HOPPER_KERNELS", "columns");
-    check_against_the_rule(c, "1");
-  }
   const Q10EngineScope scope("1");
   check_against_the_cpu_arm(c);
-}
-
-// The tokens-on-N kernels run every stage of a format they carry (IQ3_S, Q2_0), on both tiles, and
-// no other; STRATA_Q10_HOPPER_KERNELS=columns turns them off.
-TEST(FusedQ10Arm, HopperTokensOnNKernelsRunTheStagesTheyCarry) {
-  STRATA_REQUIRE_GPU();
-  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
-  const Q10EngineScope scope("1");
-  auto launches_of = [](const Q10Case& c) {
-    const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_tn/" + c.name));
-    const LayerInputs in = sc.inputs();
-    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
-    DeviceRun run(in, c.d);
-    cuda::fused_q10::Q10Workspace ws;
-    const uint64_t before = cuda::fused_q10::hopper_q10_tokens_on_n_launches();
-    (void)run.run(dev.weights, ws);
-    return cuda::fused_q10::hopper_q10_tokens_on_n_launches() - before;
-  };
-  const Q10Case both{"iq3_s_q2_0", 512, 256, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S, GgmlType::Q2_0};
-  const Q10Case gate_up{"iq3_s_q8_0", 512, 256, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S, kPartner};
-  const Q10Case down{"q8_0_q2_0", 512, 256, 8, 2, 17, test::CaseRouting::kSkewed, kPartner, GgmlType::Q2_0};
-  const Q10Case neither{"q8_0_q8_0", 512, 256, 8, 2, 17, test::CaseRouting::kSkewed, kPartner, kPartner};
-  ASSERT_TRUE(cuda::fused_q10::hopper_q10_tokens_on_n_carries(GgmlType::IQ3_S));
-  ASSERT_FALSE(cuda::fused_q10::hopper_q10_tokens_on_n_carries(kPartner));
-  for (const char* tile : {"large", "small"}) {
-    const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", tile);
-    EXPECT_EQ(launches_of(both), 2u) << "tile " << tile;
-    EXPECT_EQ(launches_of(gate_up), 1u) << "tile " << tile;
-    EXPECT_EQ(launches_of(down), 1u) << "tile " << tile;
-    EXPECT_EQ(launches_of(neither), 0u) << "tile " << tile;
-  }
-  const test::ScopedEnv columns("STRATA_Q10_HOPPER_KERNELS", "columns");
-  EXPECT_EQ(launches_of(both), 0u) << "STRATA_Q10_HOPPER_KERNELS=columns";
 }
 
 // The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units

@@ -1,5 +1,4 @@
-// The q10 Hopper kernels' weight decodes (HalfPiece<F>, and FragmentChunk<F> of the tokens-on-N
-// kernels where a format has one) against the traits' decode_wide on every
+// The q10 Hopper kernels' weight decode (HalfPiece<F>) against the traits' decode_wide on every
 // bundled block of all 25 formats, bitwise: the f16 integers, the span scales and offsets. The
 // blocks sit once at a 16-byte-aligned device address (the fast loads) and once at a 2-byte-aligned
 // (not 4-aligned) one, as a GGUF tensor may; outputs are poisoned first.
@@ -85,50 +84,6 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
   }
   EXPECT_EQ(value_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
   EXPECT_EQ(scale_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
-}
-
-// The tokens-on-N kernels' fragment decode, where the format has one: every value of every chunk of
-// every bundled block (each written by exactly one lane into a poisoned output) and the chunk's span
-// scale, against decode_wide.
-TEST_P(HopperQ10Decode, FragmentChunksEqualTheWideDecodeBitForBit) {
-  const DecodeVectors v = strata::test::load_decode_vectors(std::get<0>(GetParam()));
-  const int misalign = std::get<1>(GetParam());
-  const strata::FormatInfo* f = strata::find_block_format(v.name);
-  ASSERT_NE(f, nullptr);
-  ASSERT_TRUE(f->wide) << v.name << " has no wide decode";
-  const size_t n_chunks = static_cast<size_t>(v.n_blocks) * (v.block_values / 64);
-  cuda::DeviceBuffer<uint8_t> blocks(v.blocks.size() + 16);
-  cuda::DeviceBuffer<float> w(n_chunks * 64 + 1), scale(n_chunks + 1);
-  uint8_t* d_blocks = blocks.get() + misalign;
-  STRATA_CUDA_CHECK(cudaMemcpy(d_blocks, v.blocks.data(), v.blocks.size(), cudaMemcpyHostToDevice));
-  test::poison_device(w.get(), n_chunks * 64 + 1);
-  test::poison_device(scale.get(), n_chunks + 1);
-  if (!strata::test::launch_fragment_chunk_probe(f->type, d_blocks, v.n_blocks, w.get(), scale.get(), nullptr))
-    GTEST_SKIP() << v.name << ": no fragment decode (the column kernels run it)";
-  ASSERT_EQ(f->wide_span, 64);
-  STRATA_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> got_w = test::to_host(w.get(), n_chunks * 64 + 1);
-  const std::vector<float> got_scale = test::to_host(scale.get(), n_chunks + 1);
-  int64_t value_mismatches = 0, scale_mismatches = 0;
-  std::string first;
-  std::vector<int16_t> host_w(64);
-  for (size_t c = 0; c < n_chunks; ++c) {
-    const uint8_t* block = v.blocks.data() + (c / (v.block_values / 64)) * v.block_bytes;
-    strata::WideScale s;
-    f->decode_wide(block, static_cast<int>(c % (v.block_values / 64)), host_w.data(), s);
-    if (test::bits_of(s.scale) != test::bits_of(got_scale[c]) && scale_mismatches++ == 0)
-      first = "chunk " + std::to_string(c) + ": scale";
-    for (int i = 0; i < 64; ++i) {
-      const float expected = static_cast<float>(host_w[i]);
-      if (test::bits_of(expected) != test::bits_of(got_w[64 * c + i]) && value_mismatches++ == 0)
-        first = "chunk " + std::to_string(c) + " value " + std::to_string(i) + ": w " + std::to_string(got_w[64 * c + i]) +
-                " expected " + std::to_string(expected);
-    }
-  }
-  EXPECT_EQ(value_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
-  EXPECT_EQ(scale_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
-  EXPECT_EQ(test::bits_of(got_w[n_chunks * 64]), 0xFFFFFFFFu) << "a value written past the last chunk";
-  EXPECT_EQ(test::bits_of(got_scale[n_chunks]), 0xFFFFFFFFu) << "a scale written past the last chunk";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, HopperQ10Decode,

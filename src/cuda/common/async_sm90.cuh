@@ -55,17 +55,6 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
 #endif
 }
 
-// One arrival on `bar` once every cp.async this thread has issued so far has completed; the barrier's
-// arrival count includes it (.noinc). The copies are generic-proxy writes: a reader that hands
-// them to the async proxy (wgmma operands) passes fence_proxy_async_shared() after its wait.
-__device__ __forceinline__ void cp_async_mbarrier_arrive(uint64_t* bar) {
-#if STRATA_SM90_ASYNC
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar)) : "memory");
-#else
-  (void)bar;
-#endif
-}
-
 // One arrival that also announces `bytes` more of bulk copies completing on this barrier.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 #if STRATA_SM90_ASYNC

@@ -89,40 +89,10 @@ template <class F, int Ops>
 inline constexpr bool kHopperQ10SerialDecode =
     std::is_same_v<F, Tq1_0> || (Ops == 2 && (std::is_same_v<F, Iq1M> || std::is_same_v<F, Q3_K>));
 
-// The raw weight blocks' ring of a work item's CtaCols weight rows (CTA columns), shared by both
-// q10 Hopper kernel families: whole blocks per stage, each slot row the 16-byte-aligned span
-// around a row's blocks.
-// Raw stages by TMA (HopperQ10Args::raw_tma): per weight tensor, boxes of kRawStride bytes x
-// kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
-// rows). A box starts at a 16-byte multiple of its row (TMA takes no other start: a box at the
-// stage's own first byte, 72 bytes into a Q4_0 row, stops on an illegal instruction on the
-// H200), so a stage's bytes sit (stage * kRawBytes) mod 16 into their slot row, as after the
-// per-row copies of rows that start 16-byte aligned. Possible where a box row fits TMA's 256
-// bytes; a box has at most 128 rows.
-template <class F, int Ops, int StageValues, int Stages, int CtaCols>
-struct HopperQ10RawRing {
-  static constexpr int kOps = Ops;                  // 2: gate + up interleaved; 1: down
-  static constexpr int kStageValues = StageValues;  // K values per raw-block stage
-  static constexpr int kStages = Stages;            // raw-block stages in flight
-  static constexpr int kCtaCols = CtaCols;          // weight rows per work item (gate/up: interleaved)
-  static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
-  static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
-  static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
-  static constexpr int kTensorRows = CtaCols / Ops;
-  static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
-  static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
-  static constexpr bool kRawTma = kRawStride <= 256;
-  static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
-  static_assert(StageValues % F::kBlockValues == 0, "whole blocks per stage");
-  static_assert(CtaCols % 128 == 0, "whole columns per producer thread");
-  static_assert(kTensorRows % kBoxRows == 0, "a tensor's rows of the slot are whole TMA boxes");
-  static_assert(Stages >= 2, "a stage decodes while the next stage's blocks land");
-};
-
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
-struct HopperQ10Tile : HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 128 ? 128 : 256> {
-  using Raw = HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 128 ? 128 : 256>;
-  using Raw::kCtaCols, Raw::kOps, Raw::kStages;
+struct HopperQ10Tile {
+  static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
+  static constexpr int kStageValues = StageValues;    // K values per raw-block stage
   static constexpr int kActStageValues = ActStageValues;  // K values per activation stage
   static constexpr int kChunk = kQ10BlockValues;      // K values per B tile (one activation block)
   static constexpr int kChunksPerStage = StageValues / kChunk;
@@ -137,11 +107,12 @@ struct HopperQ10Tile : HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 12
   static constexpr bool kPairSplit = Pairs == 128;    // consumers split the pairs, share the columns
   static constexpr int kConsumerPairs = 64;           // pairs per consumer (wgmma M)
   static constexpr int kWgCols = 128;                 // weight columns per consumer (wgmma N)
-  static_assert(kCtaCols == (kPairSplit ? kWgCols : 2 * kWgCols), "the raw ring's columns");
+  static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
   static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
   static constexpr bool kDecoderGroup = HopperQ10DecoderGroup<F, Ops, Pairs>;
   static constexpr int kDecodeThreads = kDecoderGroup ? 128 : 256;  // the decoder warpgroup, or the consumers
   static constexpr int kBBufs = BBufs;                // B buffers (chunks) the decoder may run ahead
+  static constexpr int kStages = Stages;              // raw-block stages in flight
   static constexpr int kActStages = ActStages;        // activation stages in flight
   // Work items in flight between the producer and the consumers: every item has at least one raw
   // stage and one chunk; the producer runs at most kStages stages ahead of the decoder, and the
@@ -165,6 +136,20 @@ struct HopperQ10Tile : HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 12
   static constexpr int kProducerRegisters = kDecoderGroup ? 32 : kWideProducer ? 56 : 40;
   static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
   static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : kWideProducer ? 224 : 232;
+  static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
+  static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
+  static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
+  // Raw stages by TMA (HopperQ10Args::raw_tma): per weight tensor, boxes of kRawStride bytes x
+  // kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
+  // rows). A box starts at a 16-byte multiple of its row (TMA takes no other start: a box at the
+  // stage's own first byte, 72 bytes into a Q4_0 row, stops on an illegal instruction on the
+  // H200), so a stage's bytes sit (stage * kRawBytes) mod 16 into their slot row, as after the
+  // per-row copies of rows that start 16-byte aligned. Possible where a box row fits TMA's 256
+  // bytes; a box has at most 128 rows.
+  static constexpr int kTensorRows = kCtaCols / kOps;
+  static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
+  static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
+  static constexpr bool kRawTma = kRawStride <= 256;
   // Activation rows of f16 codes: 8 halves of padding keep the 8 rows an ldmatrix reads on
   // disjoint banks.
   static constexpr int kActStrideHalves = ActStageValues + 8;
@@ -178,6 +163,7 @@ struct HopperQ10Tile : HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 12
   static constexpr int kPiecesPerChunk = kChunk / 32;
   static constexpr int kDecodeTasks = kBSets * kWgCols * kPiecesPerChunk / kDecodeThreads;  // pieces per thread, chunk
 
+  static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
   static_assert(kSpan == 16 || kSpan == 32 || kSpan == 64, "spans nest in a chunk of 64");
   static_assert(StageValues % F::kBlockValues == 0 && StageValues % kChunk == 0,
                 "whole blocks and whole activation blocks per stage");
@@ -188,9 +174,11 @@ struct HopperQ10Tile : HopperQ10RawRing<F, Ops, StageValues, Stages, Pairs == 12
   static_assert(kBSets * kWgCols * kPiecesPerChunk % kDecodeThreads == 0, "decode tasks spread evenly");
   static_assert(kDecodeThreads % kWgCols == 0 || kWgCols % kDecodeThreads == 0, "a task's column from its index");
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
+  static_assert(kTensorRows % kBoxRows == 0, "a tensor's rows of the slot are whole TMA boxes");
   static_assert(128 * (kProducerRegisters + kDecoderRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(BBufs >= 2, "the decoder runs at least one chunk ahead");
+  static_assert(Stages >= 2, "a stage decodes while the next stage's blocks land");
   static_assert(ActStageValues % kChunk == 0 && StageValues % ActStageValues == 0,
                 "whole activation blocks per activation stage, whole activation stages per raw stage");
   static_assert(ActStages >= 2, "the producer runs at least one activation stage ahead");
@@ -272,60 +260,6 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 }
 
 // ---- producer ------------------------------------------------------------------------------------
-// Raw stage `stage` of item w into the raw ring (its raw_use-th slot use), by producer thread pt
-// (0..127, CTA columns pt + 128 i): waits until the slot is free, hands the item to the other
-// warpgroups at its first stage, then one TMA box per tensor (kTma: HopperQ10RawRing::kRawTma,
-// HopperQ10Args::raw_tma) or one bulk copy per weight row, completing on the slot's `full` barrier
-// (one arrival per producer thread). Both kernel families' producers.
-template <class Tile, bool kTma, class Shared>
-__device__ __forceinline__ void hopper_q10_raw_stage(const HopperQ10Args& a, Shared& sm, int pt, const HopperQ10Item& w,
-                                                     int stage, uint32_t raw_use, uint32_t item_use) {
-  const Q10ProductArgs& args = a.p;
-  const int s = static_cast<int>(raw_use % Tile::kStages);
-  if (raw_use >= Tile::kStages) mbarrier_wait(&sm.raw_empty[s], ((raw_use / Tile::kStages) - 1) & 1u);
-  // The item, for the consumers: released by this thread's arrival below, read by them
-  // after their wait on this stage.
-  if (stage == 0 && pt == 0) sm.items[item_use % Tile::kItemSlots] = w;
-  HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
-  if constexpr (kTma) {  // one box per tensor, by thread 0; the others only arrive
-    if (pt == 0) {
-      mbarrier_arrive_expect_tx(&sm.raw_full[s], sizeof(HopperQ10RawSlot<Tile>));
-#pragma unroll
-      for (int op = 0; op < Tile::kOps; ++op)
-#pragma unroll
-        for (int b = 0; b < Tile::kBoxesPerTensor; ++b)
-          tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows], &a.raw_map[op],
-                      (stage * Tile::kRawBytes) & ~15, w.col_begin / Tile::kOps + b * Tile::kBoxRows,
-                      w.expert, &sm.raw_full[s]);
-    } else {
-      mbarrier_arrive(&sm.raw_full[s]);
-    }
-  } else {
-    // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
-    // count; pass 2, after the arrival that announces the bytes: the bulk copies.
-    uint32_t bytes = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-#pragma unroll
-      for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
-        const int n = pt + 128 * i;
-        int op = 0;
-        const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
-        if (row == nullptr) continue;
-        const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
-        uint32_t offset = 0;
-        uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n)];
-        const uint32_t size = fused_hopper::span_copy_plan(dst, src, Tile::kRawBytes, args.weights[op],
-                                                           a.weights_end[op], pass == 0, offset);
-        if (pass == 0) bytes += size;
-        else if (size > 0)
-          bulk_copy_g2s(dst + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
-                        &sm.raw_full[s]);
-      }
-      if (pass == 0) mbarrier_arrive_expect_tx(&sm.raw_full[s], bytes);  // releases this thread's stores
-    }
-  }
-}
-
 // Thread pt (0..127) moves CTA columns pt (and pt + 128) and pair pt of the tile. Per weight stage:
 // its raw blocks, then its activation stages, the order in which the consumers need them (the
 // last chunk of a stage decodes the next stage's first one).
@@ -344,7 +278,52 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
     const int64_t act_row =
         !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
     for (int stage = 0; stage < n_stages; ++stage) {
-      hopper_q10_raw_stage<Tile, kTma>(a, sm, pt, w, stage, raw_use++, item_use);
+      {  // the stage's raw blocks
+        const int s = static_cast<int>(raw_use % Tile::kStages);
+        if (raw_use >= Tile::kStages) mbarrier_wait(&sm.raw_empty[s], ((raw_use / Tile::kStages) - 1) & 1u);
+        // The item, for the consumers: released by this thread's arrival below, read by them
+        // after their wait on this stage.
+        if (stage == 0 && pt == 0) sm.items[item_use % Tile::kItemSlots] = w;
+        HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
+        if constexpr (kTma) {  // one box per tensor, by thread 0; the others only arrive
+          if (pt == 0) {
+            mbarrier_arrive_expect_tx(&sm.raw_full[s], sizeof(HopperQ10RawSlot<Tile>));
+#pragma unroll
+            for (int op = 0; op < Tile::kOps; ++op)
+#pragma unroll
+              for (int b = 0; b < Tile::kBoxesPerTensor; ++b)
+                tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows], &a.raw_map[op],
+                            (stage * Tile::kRawBytes) & ~15, w.col_begin / Tile::kOps + b * Tile::kBoxRows,
+                            w.expert, &sm.raw_full[s]);
+          } else {
+            mbarrier_arrive(&sm.raw_full[s]);
+          }
+        } else {
+          // Pass 1: ordinary stores (bytes outside the aligned span) and this thread's bulk byte
+          // count; pass 2, after the arrival that announces the bytes: the bulk copies.
+          uint32_t bytes = 0;
+          for (int pass = 0; pass < 2; ++pass) {
+#pragma unroll
+            for (int i = 0; i < Tile::kCtaCols / 128; ++i) {
+              const int n = pt + 128 * i;
+              int op = 0;
+              const uint8_t* row = hopper_q10_row<Tile>(args, w, n, op);
+              if (row == nullptr) continue;
+              const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
+              uint32_t offset = 0;
+              uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n)];
+              const uint32_t size = fused_hopper::span_copy_plan(dst, src, Tile::kRawBytes, args.weights[op],
+                                                                 a.weights_end[op], pass == 0, offset);
+              if (pass == 0) bytes += size;
+              else if (size > 0)
+                bulk_copy_g2s(dst + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
+                              &sm.raw_full[s]);
+            }
+            if (pass == 0) mbarrier_arrive_expect_tx(&sm.raw_full[s], bytes);  // releases this thread's stores
+          }
+        }
+        ++raw_use;
+      }
       for (int part = 0; part < Tile::kActStagesPerStage; ++part, ++act_use) {  // its activation stages
         const int s = static_cast<int>(act_use % Tile::kActStages);
         if (act_use >= Tile::kActStages) mbarrier_wait(&sm.act_empty[s], ((act_use / Tile::kActStages) - 1) & 1u);

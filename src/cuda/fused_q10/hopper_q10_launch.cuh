@@ -13,7 +13,6 @@
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/fused_q10/hopper_q10_kernel.cuh"
 #include "cuda/fused_q10/hopper_q10_products.hpp"
-#include "cuda/fused_q10/hopper_q10_tn_kernel.cuh"
 
 namespace strata::cuda::fused_q10 {
 
@@ -45,30 +44,17 @@ bool hopper_q10_raw_maps(HopperQ10Args& a) {
   }
 }
 
-// A persistent launch of one of the kernels (one CTA per SM), the raw stages by TMA where allowed.
-template <class Tile, class Kernel>
-void launch_hopper_q10_grid(Kernel* kernel, size_t shared_bytes, const HopperQ10Args& args, cudaStream_t stream) {
-  const int sms = persistent_grid(kernel, Tile::kThreads, shared_bytes);
-  HopperQ10Args a = args;
-  a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
-  kernel<<<sms, Tile::kThreads, shared_bytes, stream>>>(a);
-  STRATA_CUDA_CHECK_LAUNCH("hopper_q10 kernel");
-  if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();
-}
-
 template <class F, class Tile>
 void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   constexpr size_t kShared = hopper_q10_shared_bytes<F, Tile>();
   static_assert(kShared <= kHopperQ10SharedLimit, "over the sm_90 shared-memory limit of one CTA");
-  launch_hopper_q10_grid<Tile>(hopper_q10_kernel<F, Tile>, kShared, args, stream);
-}
-
-template <class F, class Tile>
-void launch_hopper_q10_tn_tile(const HopperQ10Args& args, cudaStream_t stream) {
-  constexpr size_t kShared = hopper_q10_tn_shared_bytes<F, Tile>();
-  static_assert(kShared <= kHopperQ10SharedLimit, "over the sm_90 shared-memory limit of one CTA");
-  launch_hopper_q10_grid<Tile>(hopper_q10_tn_kernel<F, Tile>, kShared, args, stream);
-  count_hopper_q10_tokens_on_n_launch();
+  auto kernel = hopper_q10_kernel<F, Tile>;
+  const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
+  HopperQ10Args a = args;
+  a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
+  kernel<<<sms, Tile::kThreads, kShared, stream>>>(a);
+  STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
+  if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();
 }
 
 // ---- configurations ------------------------------------------------------------------------------
@@ -175,52 +161,19 @@ void launch_hopper_q10_pairs(const HopperQ10Args& args, cudaStream_t stream) {
                                      " is no multiple of a stage (the arm's supports() let it through)");
 }
 
-// The tokens-on-N kernels (hopper_q10_tn_kernel.cuh), for the formats with a fragment decode:
-// raw stages of 256 values (4 in flight) where K allows, else of max(64, block); 6 chunks of
-// activation codes in flight.
-template <class F, int Ops, int Pairs>
-void launch_hopper_q10_tn_pairs(const HopperQ10Args& args, cudaStream_t stream) {
-  constexpr int kShort = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  if (args.p.in_features % 256 == 0) {
-    launch_hopper_q10_tn_tile<F, HopperQ10TnTile<F, Ops, 256, 4, Pairs, 6>>(args, stream);
-    return;
-  }
-  if constexpr (kShort < 256) {
-    if (args.p.in_features % kShort == 0) {
-      launch_hopper_q10_tn_tile<F, HopperQ10TnTile<F, Ops, kShort, 8, Pairs, 6>>(args, stream);
-      return;
-    }
-  }
-  throw Error(Status::kInternal, "q10 Hopper kernels: K = " + std::to_string(args.p.in_features) +
-                                     " is no multiple of a stage (the arm's supports() let it through)");
-}
-
-// The family for format F: tokens on N where F has a fragment decode (unless
-// STRATA_Q10_HOPPER_KERNELS=columns), else the column kernels. `pairs` (64 or 128) must be the
-// tile the grouping's tile offsets were built for.
-template <class F, int Ops>
-void launch_hopper_q10_stage(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  if constexpr (kHopperQ10TnCarries<F>) {
-    if (hopper_q10_tokens_on_n_allowed()) {
-      if (pairs == 128) launch_hopper_q10_tn_pairs<F, Ops, 128>(args, stream);
-      else launch_hopper_q10_tn_pairs<F, Ops, 64>(args, stream);
-      return;
-    }
-  }
-  if (pairs == 128) launch_hopper_q10_pairs<F, Ops, 128>(args, stream);
-  else launch_hopper_q10_pairs<F, Ops, 64>(args, stream);
-}
-
+// `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
 template <class F>
 void launch_hopper_q10_gate_up(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
-  launch_hopper_q10_stage<F, 2>(args, pairs, stream);
+  if (pairs == 128) launch_hopper_q10_pairs<F, 2, 128>(args, stream);
+  else launch_hopper_q10_pairs<F, 2, 64>(args, stream);
 }
 
 template <class F>
 void launch_hopper_q10_down(const HopperQ10Args& args, int pairs, cudaStream_t stream) {
   if (reinterpret_cast<uintptr_t>(args.p.down_out) % alignof(float2) != 0)
     throw Error(Status::kInternal, "q10 Hopper kernels: the down rows are not 8-byte aligned");
-  launch_hopper_q10_stage<F, 1>(args, pairs, stream);
+  if (pairs == 128) launch_hopper_q10_pairs<F, 1, 128>(args, stream);
+  else launch_hopper_q10_pairs<F, 1, 64>(args, stream);
 }
 
 }  // namespace strata::cuda::fused_q10

@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "cuda/common/tensor_map.hpp"
-#include "formats/ggml_type.hpp"
 #include "cuda/fused_q10/q10_products.hpp"
 
 namespace strata::cuda::fused_q10 {
@@ -29,13 +28,6 @@ struct HopperQ10Args {
 // Whether the launchers may move the raw stages by TMA: yes, unless STRATA_Q10_RAW_COPY=rows (the
 // tests run the same layers both ways). And how many launches did, in this process.
 bool hopper_q10_raw_tma_allowed();
-// Whether the launchers may take the tokens-on-N kernels for the formats they carry: yes, unless
-// STRATA_Q10_HOPPER_KERNELS=columns (the tests run the same layers both ways; the same bits).
-bool hopper_q10_tokens_on_n_allowed();
-void count_hopper_q10_tokens_on_n_launch();
-uint64_t hopper_q10_tokens_on_n_launches();
-// Whether a stage of this format runs the tokens-on-N kernels (hopper_q10_tn_decode.hpp).
-bool hopper_q10_tokens_on_n_carries(GgmlType type);
 void count_hopper_q10_raw_tma_launch();
 uint64_t hopper_q10_raw_tma_launches();
 

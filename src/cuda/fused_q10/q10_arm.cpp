@@ -9,7 +9,6 @@
 #include "common/error.hpp"
 #include "cuda/fused_hopper/hopper_arm.hpp"
 #include "cuda/fused_q10/hopper_q10_products.hpp"
-#include "cuda/fused_q10/hopper_q10_tn_decode.hpp"
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/q10_products.hpp"
 #include "cuda/fused_q10/tile_config.hpp"
@@ -96,21 +95,12 @@ WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
 }
 
 std::atomic<uint64_t> raw_tma_launches{0};  // hopper_q10_raw_tma_launches()
-std::atomic<uint64_t> tokens_on_n_launches{0};  // hopper_q10_tokens_on_n_launches()
 
 }  // namespace
 
 bool hopper_q10_raw_tma_allowed() { return !env_equals("STRATA_Q10_RAW_COPY", "rows"); }
-bool hopper_q10_tokens_on_n_allowed() { return !env_equals("STRATA_Q10_HOPPER_KERNELS", "columns"); }
 void count_hopper_q10_raw_tma_launch() { raw_tma_launches.fetch_add(1, std::memory_order_relaxed); }
 uint64_t hopper_q10_raw_tma_launches() { return raw_tma_launches.load(std::memory_order_relaxed); }
-void count_hopper_q10_tokens_on_n_launch() { tokens_on_n_launches.fetch_add(1, std::memory_order_relaxed); }
-uint64_t hopper_q10_tokens_on_n_launches() { return tokens_on_n_launches.load(std::memory_order_relaxed); }
-bool hopper_q10_tokens_on_n_carries(GgmlType type) {
-  bool carried = false;
-  visit_format(type, [&](auto tag) { carried = kHopperQ10TnCarries<typename decltype(tag)::Format>; });
-  return carried;
-}
 
 int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
   const Q10TileKind kind = forced_tile().value_or(

@@ -4,7 +4,6 @@
 
 #include "cuda/common/check.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
-#include "cuda/fused_q10/hopper_q10_tn_decode.hpp"
 #include "formats/registry.hpp"
 
 namespace strata::test {
@@ -36,31 +35,6 @@ __global__ void half_piece_probe_kernel(const uint8_t* blocks, int64_t n_pieces,
   }
 }
 
-// Thread 4 c + tig: lane tig's share of chunk c (FragmentChunk<F>), written at the chunk values it
-// stands for.
-template <class F>
-__global__ void fragment_chunk_probe_kernel(const uint8_t* blocks, int64_t n_chunks, float* w, float* scale) {
-  using Chunk = cuda::fused_q10::FragmentChunk<F>;
-  constexpr int kChunksPerBlock = F::kBlockValues / 64;
-  __shared__ alignas(16) uint32_t table[Chunk::kTableWords];
-  for (int i = threadIdx.x; i < Chunk::kTableWords; i += blockDim.x) table[i] = Chunk::table_word(i);
-  __syncthreads();
-  const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t c = thread / 4;
-  const int tig = static_cast<int>(thread % 4);
-  if (c >= n_chunks) return;
-  uint32_t words[8];
-  float s = 0.0f;
-  Chunk::decode(blocks + (c / kChunksPerBlock) * F::kBlockBytes, static_cast<int>(c % kChunksPerBlock), tig, table,
-                words, s);
-  for (int m = 0; m < 8; ++m) {
-    const __half2 pair = *reinterpret_cast<const __half2*>(&words[m]);
-    w[64 * c + 2 * tig + 8 * m] = __low2float(pair);
-    w[64 * c + 2 * tig + 8 * m + 1] = __high2float(pair);
-  }
-  if (tig == 0) scale[c] = s;
-}
-
 }  // namespace
 
 int half_piece_spans(GgmlType type) {
@@ -80,24 +54,6 @@ bool launch_half_piece_probe(GgmlType type, const uint8_t* blocks, int64_t n_blo
     half_piece_probe_kernel<F><<<grid, kThreads, 0, stream>>>(blocks, n_pieces, w, scale, offset);
     STRATA_CUDA_CHECK_LAUNCH("half_piece_probe_kernel");
   });
-}
-
-bool launch_fragment_chunk_probe(GgmlType type, const uint8_t* blocks, int64_t n_blocks, float* w, float* scale,
-                                 cudaStream_t stream) {
-  bool carried = false;
-  visit_format(type, [&](auto tag) {
-    using F = typename decltype(tag)::Format;
-    if constexpr (cuda::fused_q10::kHopperQ10TnCarries<F>) {
-      carried = true;
-      const int64_t n_threads = 4 * n_blocks * (F::kBlockValues / 64);
-      constexpr int kThreads = 128;
-      const auto grid = static_cast<unsigned>((n_threads + kThreads - 1) / kThreads);
-      if (grid == 0) return;
-      fragment_chunk_probe_kernel<F><<<grid, kThreads, 0, stream>>>(blocks, n_threads / 4, w, scale);
-      STRATA_CUDA_CHECK_LAUNCH("fragment_chunk_probe_kernel");
-    }
-  });
-  return carried;
 }
 
 }  // namespace strata::test

@@ -1,5 +1,5 @@
-// Test-only kernels: the q10 Hopper kernels' weight decodes (HalfPiece<F>, hopper_q10_decode.hpp) of
-// every 32-value piece of a run of blocks, and FragmentChunk<F> of every 64-value chunk, with the format's table staged in shared memory as the
+// Test-only kernel: the q10 Hopper kernels' weight decode (HalfPiece<F>, hopper_q10_decode.hpp) of
+// every 32-value piece of a run of blocks, with the format's table staged in shared memory as the
 // kernels stage it.
 #pragma once
 #include <cuda_runtime.h>
@@ -19,11 +19,5 @@ int half_piece_spans(GgmlType type);
 // `type` is no block format.
 bool launch_half_piece_probe(GgmlType type, const uint8_t* blocks, int64_t n_blocks, float* w, float* scale,
                              float* offset, cudaStream_t stream);
-
-// The tokens-on-N kernels' fragment decode (FragmentChunk<F>, hopper_q10_tn_decode.hpp): every
-// 64-value chunk of the blocks by its four lanes, w[64 c + i] value i of chunk c as float, scale[c]
-// its span scale. Returns false (and launches nothing) for a format without one.
-bool launch_fragment_chunk_probe(GgmlType type, const uint8_t* blocks, int64_t n_blocks, float* w, float* scale,
-                                 cudaStream_t stream);
 
 }  // namespace strata::test
