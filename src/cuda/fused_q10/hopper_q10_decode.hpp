@@ -1,15 +1,20 @@
 // The q10 Hopper kernels' weight decode: one 32-value piece of a block as f16 integers, with the
-// format's lookup table (if any) in shared memory. Device code; tests/gpu/hopper_q10_decode_test
+// format's lookup table (if any) in shared memory or in registers. Device code; tests/gpu/hopper_q10_decode_test
 // compares it with the traits' decode_wide on every bundled block of all 25 formats.
 #pragma once
 #include <cstdint>
 
 #include "common/hd.hpp"
 #include "formats/format.hpp"
+#include "formats/iq2_xxs.hpp"
 #include "formats/iq3_s.hpp"
+#include "formats/iq4_nl.hpp"
+#include "formats/iq4_xs.hpp"
+#include "formats/mxfp4.hpp"
 #include "formats/q2_0.hpp"
 #include "formats/q4_k.hpp"
 #include "formats/q6_k.hpp"
+#include "formats/tables.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -224,6 +229,152 @@ struct HalfPiece<Q6_K> : HalfPieceNoTable {
       put_codes_plus(h2, i, ((ql[i] >> low_shift) & 0x0F0F0F0Fu) | (((qh[i] >> high_shift) & 0x03030303u) << 4),
                      bias);
     }
+  }
+};
+
+// IQ2_XXS's sign bytes are the 7 stored bits and their parity (ksigns_iq2xs), so the decode
+// computes them.
+constexpr bool ksigns_are_parity() {
+  for (int i = 0; i < tables::k_ksigns_iq2xs_size; ++i) {
+    int ones = 0;
+    for (int b = 0; b < 7; ++b) ones += (i >> b) & 1;
+    if (tables::host_ksigns_iq2xs[i] != (i | ((ones & 1) << 7))) return false;
+  }
+  return true;
+}
+static_assert(ksigns_are_parity(), "ksigns_iq2xs: 7 sign bits and their parity");
+
+// IQ2_XXS: piece = sub-block = span p32, w = +-magnitude (8, 25, 43), scale d * (0.5 + s) * 0.25
+// (decode_sub's expression). The table is the grid as f16 magnitudes (entry e = words 4e .. 4e + 3,
+// the pairs of its values 0..7): one 16-byte load per 8 values, the sign bits XORed onto the f16
+// sign bits (pair_sign_bits), exact.
+template <>
+struct HalfPiece<Iq2Xxs> {
+  static constexpr int kTableWords = 4 * tables::k_iq2xxs_grid_size;
+  __device__ __forceinline__ static uint32_t table_word(int i) {
+    const uint64_t magnitudes = tables::iq2xxs_grid(i / 4);  // one per byte
+    const int k = i % 4;
+    return pack_f16_pair(static_cast<int16_t>((magnitudes >> (16 * k)) & 0xFFu),
+                         static_cast<int16_t>((magnitudes >> (16 * k + 8)) & 0xFFu));
+  }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    const uint8_t* chunk = block + 2 + 8 * p32;
+    const uint32_t indices = load.u32(chunk), w = load.u32(chunk + 4);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
+    s[0].offset = 0.0f;
+    uint32_t signs = 0;  // bit v: value v of the piece is negative
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      const uint32_t bits = (w >> (7 * l)) & 127u;
+      signs |= (bits | ((__popc(bits) & 1u) << 7)) << (8 * l);
+    }
+    uint32_t shifted[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) shifted[k] = signs << k;
+    const uint4* grid4 = reinterpret_cast<const uint4*>(grid);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      const uint4 g = grid4[(indices >> (8 * l)) & 0xFFu];
+      h2[4 * l] = g.x ^ pair_sign_bits(shifted, 8 * l);
+      h2[4 * l + 1] = g.y ^ pair_sign_bits(shifted, 8 * l + 2);
+      h2[4 * l + 2] = g.z ^ pair_sign_bits(shifted, 8 * l + 4);
+      h2[4 * l + 3] = g.w ^ pair_sign_bits(shifted, 8 * l + 6);
+    }
+  }
+};
+
+// ---- the 4-bit codebook formats: IQ4_NL, IQ4_XS, MXFP4 ----------------------------------------
+// The 16 codebook values + 128 (1..255: kvalues are -127..113, MXFP4's -12..12) as four words, byte
+// i = entry i: the register table of the lookup below.
+template <const int8_t (&Values)[16]>
+struct BiasedCodebook {
+  static constexpr uint32_t word(int w) {
+    uint32_t v = 0;
+    for (int b = 3; b >= 0; --b) v = (v << 8) | static_cast<uint32_t>(Values[4 * w + b] + 128);
+    return v;
+  }
+  static constexpr uint32_t kWords[4] = {word(0), word(1), word(2), word(3)};
+};
+
+// The 16 bytes at p (any alignment; shared memory) as four little-endian words: five aligned
+// 32-bit loads and funnel shifts (MXFP4's 17-byte blocks leave odd addresses).
+__device__ __forceinline__ void load_words4_any(const uint8_t* p, uint32_t (&w)[4]) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* aligned = reinterpret_cast<const uint32_t*>(at & ~uintptr_t{3});
+  const uint32_t shift = 8u * static_cast<uint32_t>(at & 3u);
+  uint32_t a[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) a[i] = aligned[i];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(a[i], a[i + 1], shift);
+}
+
+// One 32-value sub-block of nibble codes (byte j: value j low, value j + 16 high) through a
+// codebook: per word of 8 nibbles, the biased table bytes by two prmt over the table's halves
+// (the nibbles' low 3 bits select; __byte_perm ignores the selector's 4th bit) and one by bit 3,
+// then under the f16 bits 0x64 (1024 + v + 128) and one HADD2 of -1152 per pair: v exactly.
+template <class Codebook>
+__device__ __forceinline__ void decode_codebook_piece(const uint8_t* qs, uint32_t (&h2)[16]) {
+  uint32_t q[4];
+  load_words4_any(qs, q);
+  const __half2 bias = __float2half2_rn(-1152.0f);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t pick_high = 0x32103210u | ((q[i] & 0x88888888u) >> 1);
+    uint32_t bytes[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const uint32_t sel = q[i] >> (16 * half);
+      const uint32_t low = __byte_perm(Codebook::kWords[0], Codebook::kWords[1], sel);
+      const uint32_t high = __byte_perm(Codebook::kWords[2], Codebook::kWords[3], sel);
+      bytes[half] = __byte_perm(low, high, pick_high >> (16 * half));
+    }
+    // Nibbles in order: bytes[0] = values 4i (lo), 4i + 16 (hi), 4i + 1, 4i + 17; bytes[1] the next two.
+    const uint32_t lows = __byte_perm(bytes[0], bytes[1], 0x6420), highs = __byte_perm(bytes[0], bytes[1], 0x7531);
+    __half2 lo, hi;
+    codes_under_1024(lows, lo, hi);
+    put_f16_pairs(h2, i, __hadd2(lo, bias), __hadd2(hi, bias));
+    codes_under_1024(highs, lo, hi);
+    put_f16_pairs(h2, 4 + i, __hadd2(lo, bias), __hadd2(hi, bias));
+  }
+}
+
+// IQ4_NL: the block is the piece and the span (S = 32), scale d.
+template <>
+struct HalfPiece<Iq4Nl> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].offset = 0.0f;
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>>(block + 2, h2);
+  }
+};
+
+// IQ4_XS: piece = sub-block = span p32, scale d * (ls - 32): decode_sub's expression.
+template <>
+struct HalfPiece<Iq4Xs> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    const uint32_t scales_h = load.u16(block + Iq4Xs::kScalesHOffset);
+    const int low = (block[Iq4Xs::kScalesLOffset + p32 / 2] >> (4 * (p32 % 2))) & 0x0F;
+    const int ls = low | static_cast<int>(((scales_h >> (2 * p32)) & 3u) << 4);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * static_cast<float>(ls - 32);
+    s[0].offset = 0.0f;
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>>(block + Iq4Xs::kQsOffset + 16 * p32, h2);
+  }
+};
+
+// MXFP4: the block is the piece and the span, scale the E8M0 exponent halved (decode_sub's).
+template <>
+struct HalfPiece<Mxfp4> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    s[0].scale = e8m0_half_to_float(block[0]);
+    s[0].offset = 0.0f;
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_mxfp4>>(block + 1, h2);
   }
 };
 #endif
