@@ -6,14 +6,22 @@
 
 #include "common/hd.hpp"
 #include "formats/format.hpp"
+#include "formats/iq2_xs.hpp"
 #include "formats/iq2_xxs.hpp"
 #include "formats/iq3_s.hpp"
+#include "formats/iq3_xxs.hpp"
 #include "formats/iq4_nl.hpp"
 #include "formats/iq4_xs.hpp"
 #include "formats/mxfp4.hpp"
+#include "formats/nvfp4.hpp"
 #include "formats/q2_0.hpp"
+#include "formats/q4_0.hpp"
+#include "formats/q4_1.hpp"
 #include "formats/q4_k.hpp"
+#include "formats/q5_0.hpp"
+#include "formats/q5_1.hpp"
 #include "formats/q6_k.hpp"
+#include "formats/q8_0.hpp"
 #include "formats/tables.hpp"
 
 #if defined(__CUDACC__)
@@ -119,6 +127,22 @@ __device__ __forceinline__ uint32_t pair_sign_bits(const uint32_t (&shifted)[8],
   return bits & 0x80008000u;
 }
 
+// Word k of a grid entry's f16 table: its magnitudes 2k and 2k + 1 (one per byte) as an f16 pair.
+__device__ __forceinline__ uint32_t grid_f16_word(uint64_t magnitudes, int k) {
+  return pack_f16_pair(static_cast<int16_t>((magnitudes >> (16 * k)) & 0xFFu),
+                       static_cast<int16_t>((magnitudes >> (16 * k + 8)) & 0xFFu));
+}
+
+// Values v0 .. v0 + 7 of a piece (pairs v0 / 2 ..) from an 8-value grid entry of f16 magnitudes,
+// the sign bits of `shifted` (pair_sign_bits) XORed on.
+__device__ __forceinline__ void put_signed_grid8(uint32_t (&h2)[16], int v0, const uint4& g,
+                                                 const uint32_t (&shifted)[8]) {
+  h2[v0 / 2] = g.x ^ pair_sign_bits(shifted, v0);
+  h2[v0 / 2 + 1] = g.y ^ pair_sign_bits(shifted, v0 + 2);
+  h2[v0 / 2 + 2] = g.z ^ pair_sign_bits(shifted, v0 + 4);
+  h2[v0 / 2 + 3] = g.w ^ pair_sign_bits(shifted, v0 + 6);
+}
+
 // IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid as f16
 // magnitudes (entry e = words 2e, 2e + 1: the f16 pairs of its values 0, 1 and 2, 3). Per group of
 // four values: one 8-byte table load, the sign bits XORed onto the f16 sign bits (pair_sign_bits:
@@ -130,9 +154,7 @@ struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
   static constexpr int kTableWords = 2 * tables::k_iq3s_grid_size;
   __device__ __forceinline__ static uint32_t table_word(int i) {
-    const uint32_t magnitudes = tables::iq3s_grid(i / 2);  // one per byte, 1..15
-    const uint32_t lo = (magnitudes >> (16 * (i % 2))) & 0xFFu, hi = (magnitudes >> (16 * (i % 2) + 8)) & 0xFFu;
-    return pack_f16_pair(static_cast<int16_t>(lo), static_cast<int16_t>(hi));
+    return grid_f16_word(tables::iq3s_grid(i / 2), i % 2);  // magnitudes one per byte, 1..15
   }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
@@ -244,6 +266,20 @@ constexpr bool ksigns_are_parity() {
 }
 static_assert(ksigns_are_parity(), "ksigns_iq2xs: 7 sign bits and their parity");
 
+// The sign word of a sub-block of IQ2_XXS / IQ3_XXS (four 7-bit fields in the low 28 bits of w,
+// each with its parity as the eighth sign; bit v: value v negative), shifted left by 0..7 for
+// pair_sign_bits.
+__device__ __forceinline__ void iq2_sign_words(uint32_t w, uint32_t (&shifted)[8]) {
+  uint32_t signs = 0;
+#pragma unroll
+  for (int l = 0; l < 4; ++l) {
+    const uint32_t bits = (w >> (7 * l)) & 127u;
+    signs |= (bits | ((__popc(bits) & 1u) << 7)) << (8 * l);
+  }
+#pragma unroll
+  for (int k = 0; k < 8; ++k) shifted[k] = signs << k;
+}
+
 // IQ2_XXS: piece = sub-block = span p32, w = +-magnitude (8, 25, 43), scale d * (0.5 + s) * 0.25
 // (decode_sub's expression). The table is the grid as f16 magnitudes (entry e = words 4e .. 4e + 3,
 // the pairs of its values 0..7): one 16-byte load per 8 values, the sign bits XORed onto the f16
@@ -252,10 +288,7 @@ template <>
 struct HalfPiece<Iq2Xxs> {
   static constexpr int kTableWords = 4 * tables::k_iq2xxs_grid_size;
   __device__ __forceinline__ static uint32_t table_word(int i) {
-    const uint64_t magnitudes = tables::iq2xxs_grid(i / 4);  // one per byte
-    const int k = i % 4;
-    return pack_f16_pair(static_cast<int16_t>((magnitudes >> (16 * k)) & 0xFFu),
-                         static_cast<int16_t>((magnitudes >> (16 * k + 8)) & 0xFFu));
+    return grid_f16_word(tables::iq2xxs_grid(i / 4), i % 4);  // magnitudes one per byte
   }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
@@ -264,23 +297,76 @@ struct HalfPiece<Iq2Xxs> {
     const uint32_t indices = load.u32(chunk), w = load.u32(chunk + 4);
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
     s[0].offset = 0.0f;
-    uint32_t signs = 0;  // bit v: value v of the piece is negative
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-      const uint32_t bits = (w >> (7 * l)) & 127u;
-      signs |= (bits | ((__popc(bits) & 1u) << 7)) << (8 * l);
-    }
     uint32_t shifted[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) shifted[k] = signs << k;
+    iq2_sign_words(w, shifted);
     const uint4* grid4 = reinterpret_cast<const uint4*>(grid);
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
-      const uint4 g = grid4[(indices >> (8 * l)) & 0xFFu];
-      h2[4 * l] = g.x ^ pair_sign_bits(shifted, 8 * l);
-      h2[4 * l + 1] = g.y ^ pair_sign_bits(shifted, 8 * l + 2);
-      h2[4 * l + 2] = g.z ^ pair_sign_bits(shifted, 8 * l + 4);
-      h2[4 * l + 3] = g.w ^ pair_sign_bits(shifted, 8 * l + 6);
+      put_signed_grid8(h2, 8 * l, grid4[(indices >> (8 * l)) & 0xFFu], shifted);
+    }
+  }
+};
+
+// IQ3_XXS: piece = sub-block = span p32, w = +-magnitude (4..62), scale d * (0.5 + s) * 0.5
+// (decode_sub's). The table is the grid as f16 magnitudes (entry e = words 2e, 2e + 1): one 8-byte
+// load per 4 values, the signs as for IQ2_XXS.
+template <>
+struct HalfPiece<Iq3Xxs> {
+  static constexpr int kTableWords = 2 * tables::k_iq3xxs_grid_size;
+  __device__ __forceinline__ static uint32_t table_word(int i) {
+    return grid_f16_word(tables::iq3xxs_grid(i / 2), i % 2);  // magnitudes one per byte
+  }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    const uint32_t w = load.u32(block + Iq3Xxs::kSignsOffset + 4 * p32);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * (0.5f + static_cast<float>(w >> 28)) * 0.5f;
+    s[0].offset = 0.0f;
+    const uint8_t* qs = block + Iq3Xxs::kQsOffset + 8 * p32;
+    const uint32_t indices[2] = {load.u32(qs), load.u32(qs + 4)};
+    uint32_t shifted[8];
+    iq2_sign_words(w, shifted);
+    const uint2* grid2 = reinterpret_cast<const uint2*>(grid);
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {  // values 4m .. 4m + 3
+      const uint2 g = grid2[(indices[m / 4] >> (8 * (m % 4))) & 0xFFu];
+      h2[2 * m] = g.x ^ pair_sign_bits(shifted, 4 * m);
+      h2[2 * m + 1] = g.y ^ pair_sign_bits(shifted, 4 * m + 2);
+    }
+  }
+};
+
+// IQ2_XS: piece = sub-block p32, two 16-value spans with scales d * (0.5 + s) * 0.25 (the two
+// nibbles of its scale byte; decode_sub's). Per group of 8 values a 16-bit entry: 9-bit grid index
+// and a 7-bit sign field (its parity the eighth sign). The table is the grid as f16 magnitudes
+// (entry e = words 4e .. 4e + 3).
+template <>
+struct HalfPiece<Iq2Xs> {
+  static constexpr int kTableWords = 4 * tables::k_iq2xs_grid_size;
+  __device__ __forceinline__ static uint32_t table_word(int i) {
+    return grid_f16_word(tables::iq2xs_grid(i / 4), i % 4);  // magnitudes one per byte
+  }
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
+                                                uint32_t (&h2)[16], WideScale (&s)[2]) {
+    const blocks::PlainLoad load;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    const uint32_t scales = block[Iq2Xs::kScalesOffset + p32];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      s[h].scale = d * (0.5f + static_cast<float>((scales >> (4 * h)) & 0x0Fu)) * 0.25f;
+      s[h].offset = 0.0f;
+    }
+    const uint8_t* qs = block + Iq2Xs::kQsOffset + 8 * p32;
+    const uint32_t packed[2] = {load.u32(qs), load.u32(qs + 4)};  // entries 2j (low half), 2j + 1
+    uint32_t sign_fields = 0;  // the four 7-bit sign fields, as IQ2_XXS packs them
+#pragma unroll
+    for (int l = 0; l < 4; ++l) sign_fields |= ((packed[l / 2] >> (16 * (l % 2) + 9)) & 127u) << (7 * l);
+    uint32_t shifted[8];
+    iq2_sign_words(sign_fields, shifted);
+    const uint4* grid4 = reinterpret_cast<const uint4*>(grid);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      put_signed_grid8(h2, 8 * l, grid4[(packed[l / 2] >> (16 * (l % 2))) & 511u], shifted);
     }
   }
 };
@@ -311,35 +397,155 @@ __device__ __forceinline__ void load_words4_any(const uint8_t* p, uint32_t (&w)[
   for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(a[i], a[i + 1], shift);
 }
 
-// One 32-value sub-block of nibble codes (byte j: value j low, value j + 16 high) through a
-// codebook: per word of 8 nibbles, the biased table bytes by two prmt over the table's halves
-// (the nibbles' low 3 bits select; __byte_perm ignores the selector's 4th bit) and one by bit 3,
-// then under the f16 bits 0x64 (1024 + v + 128) and one HADD2 of -1152 per pair: v exactly.
+// Four codes (one per byte, each 0..255) as the f16 integers 1024 + c + bias: values 4 quad ..
+// 4 quad + 3 of a piece, one HADD2 per pair (put_codes_plus).
+
+// The biased codebook bytes of a word of eight nibble codes through a register table: two prmt
+// over the table's halves (the nibbles' low 3 bits select; __byte_perm ignores the selector's
+// fourth bit) and one by the fourth bit. `lows`: the bytes of the low nibbles (bytes 0..3 of the
+// word, in order), `highs`: of the high nibbles.
 template <class Codebook>
+__device__ __forceinline__ void codebook_bytes(uint32_t q, uint32_t& lows, uint32_t& highs) {
+  const uint32_t pick_high = 0x32103210u | ((q & 0x88888888u) >> 1);
+  uint32_t bytes[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t sel = q >> (16 * half);
+    const uint32_t low = __byte_perm(Codebook::kWords[0], Codebook::kWords[1], sel);
+    const uint32_t high = __byte_perm(Codebook::kWords[2], Codebook::kWords[3], sel);
+    bytes[half] = __byte_perm(low, high, pick_high >> (16 * half));
+  }
+  // Nibbles in order: bytes[0] = byte 0 lo, byte 0 hi, byte 1 lo, byte 1 hi; bytes[1] bytes 2, 3.
+  lows = __byte_perm(bytes[0], bytes[1], 0x6420);
+  highs = __byte_perm(bytes[0], bytes[1], 0x7531);
+}
+
+// Where code word i (bytes 4i .. 4i + 3) of a piece's 16 nibble bytes goes, in quads of values:
+// the bytes come in groups of kHigh whose low nibbles are kHigh values and high nibbles the next
+// kHigh (IQ4_NL / IQ4_XS / MXFP4 / Q4 / Q5: one group of 16; NVFP4: groups of 8).
+template <int kHigh>
+constexpr int low_quad(int i) {
+  return (4 * i / kHigh) * (kHigh / 2) + (4 * i % kHigh) / 4;
+}
+
+// A piece of 16 nibble bytes through a codebook (+ 128), bias -1152.
+template <class Codebook, int kHigh>
 __device__ __forceinline__ void decode_codebook_piece(const uint8_t* qs, uint32_t (&h2)[16]) {
   uint32_t q[4];
   load_words4_any(qs, q);
   const __half2 bias = __float2half2_rn(-1152.0f);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint32_t pick_high = 0x32103210u | ((q[i] & 0x88888888u) >> 1);
-    uint32_t bytes[2];
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const uint32_t sel = q[i] >> (16 * half);
-      const uint32_t low = __byte_perm(Codebook::kWords[0], Codebook::kWords[1], sel);
-      const uint32_t high = __byte_perm(Codebook::kWords[2], Codebook::kWords[3], sel);
-      bytes[half] = __byte_perm(low, high, pick_high >> (16 * half));
-    }
-    // Nibbles in order: bytes[0] = values 4i (lo), 4i + 16 (hi), 4i + 1, 4i + 17; bytes[1] the next two.
-    const uint32_t lows = __byte_perm(bytes[0], bytes[1], 0x6420), highs = __byte_perm(bytes[0], bytes[1], 0x7531);
-    __half2 lo, hi;
-    codes_under_1024(lows, lo, hi);
-    put_f16_pairs(h2, i, __hadd2(lo, bias), __hadd2(hi, bias));
-    codes_under_1024(highs, lo, hi);
-    put_f16_pairs(h2, 4 + i, __hadd2(lo, bias), __hadd2(hi, bias));
+    uint32_t lows, highs;
+    codebook_bytes<Codebook>(q[i], lows, highs);
+    put_codes_plus(h2, low_quad<kHigh>(i), lows, bias);
+    put_codes_plus(h2, low_quad<kHigh>(i) + kHigh / 4, highs, bias);
   }
 }
+
+// Bits 4 i .. 4 i + 3 of `bits` as bit 4 of bytes 0..3 (the fifth bits of Q5_0 / Q5_1 codes).
+__device__ __forceinline__ uint32_t fifth_bits(uint32_t bits, int i) {
+  return ((((bits >> (4 * i)) & 0xFu) * 0x00204081u) & 0x01010101u) << 4;
+}
+
+// A piece of 16 bytes of plain 4-bit codes (low nibble value j, high nibble value j + 16), with
+// the fifth bits in `qh` (bit j: value j) where kFive, as 1024 + code + bias.
+template <bool kFive>
+__device__ __forceinline__ void decode_nibble_piece(const uint8_t* qs, uint32_t qh, float bias_value,
+                                                    uint32_t (&h2)[16]) {
+  uint32_t q[4];
+  load_words4_any(qs, q);
+  const __half2 bias = __float2half2_rn(bias_value);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    uint32_t lows = q[i] & 0x0F0F0F0Fu, highs = (q[i] >> 4) & 0x0F0F0F0Fu;
+    if constexpr (kFive) {
+      lows |= fifth_bits(qh, i);
+      highs |= fifth_bits(qh >> 16, i);
+    }
+    put_codes_plus(h2, i, lows, bias);
+    put_codes_plus(h2, 4 + i, highs, bias);
+  }
+}
+
+// Q8_0: the block is the piece and the span (S = 32), w = q, scale d: each int8 code + 128 (the
+// sign bit flipped) under the f16 bits 0x64, one HADD2 of -1152 per pair.
+template <>
+struct HalfPiece<Q8_0> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].offset = 0.0f;
+    const __half2 bias = __float2half2_rn(-1152.0f);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      uint32_t q[4];
+      load_words4_any(block + 2 + 16 * half, q);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) put_codes_plus(h2, 4 * half + i, q[i] ^ 0x80808080u, bias);
+    }
+  }
+};
+
+// Q4_0 / Q4_1 / Q5_0 / Q5_1: the block is the piece and the span (S = 32); scale d, offset m
+// (Q4_1, Q5_1), w = q - 8 / q / q - 16 / q: decode_sub's.
+template <>
+struct HalfPiece<Q4_0> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].offset = 0.0f;
+    decode_nibble_piece<false>(block + 2, 0u, -1032.0f, h2);
+  }
+};
+
+template <>
+struct HalfPiece<Q4_1> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].offset = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2)));
+    decode_nibble_piece<false>(block + 4, 0u, -1024.0f, h2);
+  }
+};
+
+template <>
+struct HalfPiece<Q5_0> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].offset = 0.0f;
+    decode_nibble_piece<true>(block + 6, load.u32(block + 2), -1040.0f, h2);
+  }
+};
+
+template <>
+struct HalfPiece<Q5_1> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].offset = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2)));
+    decode_nibble_piece<true>(block + 8, load.u32(block + 4), -1024.0f, h2);
+  }
+};
+
+// NVFP4: piece p32 = groups 2 p32, 2 p32 + 1 of 16 values (8 bytes each: low nibbles values 0..7,
+// high 8..15), two 16-value spans with the groups' UE4M3 scales halved (decode_sub's).
+template <>
+struct HalfPiece<Nvfp4> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      s[h].scale = ue4m3_half_to_float(block[2 * p32 + h]);
+      s[h].offset = 0.0f;
+    }
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_mxfp4>, 8>(block + Nvfp4::kQsOffset + 16 * p32, h2);
+  }
+};
 
 // IQ4_NL: the block is the piece and the span (S = 32), scale d.
 template <>
@@ -348,7 +554,7 @@ struct HalfPiece<Iq4Nl> : HalfPieceNoTable {
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
     s[0].offset = 0.0f;
-    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>>(block + 2, h2);
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>, 16>(block + 2, h2);
   }
 };
 
@@ -363,7 +569,7 @@ struct HalfPiece<Iq4Xs> : HalfPieceNoTable {
     const int ls = low | static_cast<int>(((scales_h >> (2 * p32)) & 3u) << 4);
     s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * static_cast<float>(ls - 32);
     s[0].offset = 0.0f;
-    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>>(block + Iq4Xs::kQsOffset + 16 * p32, h2);
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>, 16>(block + Iq4Xs::kQsOffset + 16 * p32, h2);
   }
 };
 
@@ -374,7 +580,7 @@ struct HalfPiece<Mxfp4> : HalfPieceNoTable {
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     s[0].scale = e8m0_half_to_float(block[0]);
     s[0].offset = 0.0f;
-    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_mxfp4>>(block + 1, h2);
+    decode_codebook_piece<BiasedCodebook<tables::host_kvalues_mxfp4>, 16>(block + 1, h2);
   }
 };
 #endif
