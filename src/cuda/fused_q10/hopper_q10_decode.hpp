@@ -15,11 +15,14 @@
 #include "formats/mxfp4.hpp"
 #include "formats/nvfp4.hpp"
 #include "formats/q2_0.hpp"
+#include "formats/q2_k.hpp"
+#include "formats/q3_k.hpp"
 #include "formats/q4_0.hpp"
 #include "formats/q4_1.hpp"
 #include "formats/q4_k.hpp"
 #include "formats/q5_0.hpp"
 #include "formats/q5_1.hpp"
+#include "formats/q5_k.hpp"
 #include "formats/q6_k.hpp"
 #include "formats/q8_0.hpp"
 #include "formats/tables.hpp"
@@ -222,6 +225,76 @@ struct HalfPiece<Q4_K> : HalfPieceNoTable {
       codes_under_1024((qs[i] >> shift) & 0x0F0F0F0Fu, lo, hi);
       put_f16_pairs(h2, i, __hfma2(lo, m2, bias), __hfma2(hi, m2, bias));
     }
+  }
+};
+
+// Q5_K: piece = sub-block = span p32, w = q (0..31: a nibble of qs and bit p32 of qh), scale d * sc,
+// offset -(dmin * m): decode_sub's expressions. One HADD2 per pair of -1024.
+template <>
+struct HalfPiece<Q5_K> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[1]) {
+    const blocks::PlainLoad load;
+    int sc = 0, m = 0;
+    k4_scale_min(block + Q5_K::kScalesOffset, p32, sc, m);
+    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * static_cast<float>(sc);
+    s[0].offset = -(fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2))) * static_cast<float>(m));
+    uint32_t qs[8], qh[8];
+    load_words8(block + Q5_K::kQsOffset + 32 * (p32 / 2), qs);
+    load_words8(block + Q5_K::kQhOffset, qh);
+    const int shift = 4 * (p32 % 2);
+    const __half2 bias = __float2half2_rn(-1024.0f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      put_codes_plus(h2, i, ((qs[i] >> shift) & 0x0F0F0F0Fu) | (((qh[i] >> p32) & 0x01010101u) << 4), bias);
+  }
+};
+
+// Q2_K: piece = sub-block p32, two 16-value spans (split scales), w = q (0..3), scale d * (sc & 15),
+// offset -(dmin * (sc >> 4)) per span: decode_sub's expressions.
+template <>
+struct HalfPiece<Q2_K> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[2]) {
+    const blocks::PlainLoad load;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q2_K::kDOffset)));
+    const float dmin = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q2_K::kDminOffset)));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t packed = block[Q2_K::kScalesOffset + 2 * p32 + h];
+      s[h].scale = d * static_cast<float>(packed & 0x0Fu);
+      s[h].offset = -(dmin * static_cast<float>(packed >> 4));
+    }
+    uint32_t qs[8];
+    load_words8(block + Q2_K::kQsOffset + 32 * (p32 / 4), qs);
+    const int shift = 2 * (p32 % 4);
+    const __half2 bias = __float2half2_rn(-1024.0f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) put_codes_plus(h2, i, (qs[i] >> shift) & 0x03030303u, bias);
+  }
+};
+
+// Q3_K: piece = sub-block p32, two 16-value spans, w = low 2 bits + 4 * the hmask bit - 4 (-4..3),
+// scale d * sc per span (Q3_K::scale): decode_sub's expressions.
+template <>
+struct HalfPiece<Q3_K> : HalfPieceNoTable {
+  __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
+                                                uint32_t (&h2)[16], WideScale (&s)[2]) {
+    const blocks::PlainLoad load;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q3_K::kDOffset)));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      s[h].scale = d * static_cast<float>(Q3_K::scale(block, 2 * p32 + h));
+      s[h].offset = 0.0f;
+    }
+    uint32_t qs[8], hmask[8];
+    load_words8(block + Q3_K::kQsOffset + 32 * (p32 / 4), qs);
+    load_words8(block + Q3_K::kHmaskOffset, hmask);
+    const int shift = 2 * (p32 % 4);
+    const __half2 bias = __float2half2_rn(-1028.0f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      put_codes_plus(h2, i, ((qs[i] >> shift) & 0x03030303u) | (((hmask[i] >> p32) & 0x01010101u) << 2), bias);
   }
 };
 
