@@ -1,6 +1,7 @@
 // The q10 Hopper kernels' weight decode: one 32-value piece of a block as f16 integers, with the
-// format's lookup table (if any) in shared memory or in registers. Device code; tests/gpu/hopper_q10_decode_test
-// compares it with the traits' decode_wide on every bundled block of all 25 formats.
+// format's lookup table (if any) in shared memory or in registers. Device code;
+// tests/gpu/hopper_q10_decode_test compares it with the traits' decode_wide on every bundled block
+// of all 25 formats.
 #pragma once
 #include <cstdint>
 
@@ -368,7 +369,8 @@ struct HalfPiece<Iq2Xxs> {
     const blocks::PlainLoad load;
     const uint8_t* chunk = block + 2 + 8 * p32;
     const uint32_t indices = load.u32(chunk), w = load.u32(chunk + 4);
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].scale = d * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
     s[0].offset = 0.0f;
     uint32_t shifted[8];
     iq2_sign_words(w, shifted);
@@ -393,7 +395,8 @@ struct HalfPiece<Iq3Xxs> {
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const blocks::PlainLoad load;
     const uint32_t w = load.u32(block + Iq3Xxs::kSignsOffset + 4 * p32);
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * (0.5f + static_cast<float>(w >> 28)) * 0.5f;
+    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].scale = d * (0.5f + static_cast<float>(w >> 28)) * 0.5f;
     s[0].offset = 0.0f;
     const uint8_t* qs = block + Iq3Xxs::kQsOffset + 8 * p32;
     const uint32_t indices[2] = {load.u32(qs), load.u32(qs + 4)};
@@ -469,9 +472,6 @@ __device__ __forceinline__ void load_words4_any(const uint8_t* p, uint32_t (&w)[
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(a[i], a[i + 1], shift);
 }
-
-// Four codes (one per byte, each 0..255) as the f16 integers 1024 + c + bias: values 4 quad ..
-// 4 quad + 3 of a piece, one HADD2 per pair (put_codes_plus).
 
 // The biased codebook bytes of a word of eight nibble codes through a register table: two prmt
 // over the table's halves (the nibbles' low 3 bits select; __byte_perm ignores the selector's
