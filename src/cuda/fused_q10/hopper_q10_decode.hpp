@@ -38,6 +38,11 @@
 namespace strata::cuda::fused_q10 {
 
 #if defined(__CUDACC__)
+// The f16 at p (2-byte aligned) as a float: one 16-bit load (load_fp16le reads byte by byte).
+__device__ __forceinline__ float load_f16(const uint8_t* p) {
+  return fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(p)));
+}
+
 // Four codes c (one per byte, each 0..255) as the f16 pairs (c0, c1) and (c2, c3) plus 1024: the
 // bytes under the f16 bits 0x64.. (1024 + c exactly).
 __device__ __forceinline__ void codes_under_1024(uint32_t codes, __half2& lo, __half2& hi) {
@@ -210,11 +215,10 @@ template <>
 struct HalfPiece<Q4_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    const blocks::PlainLoad load;
     int sc = 0, m = 0;
     k4_scale_min(block + Q4_K::kScalesOffset, p32, sc, m);
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
-    s[0].offset = -(fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2))) * static_cast<float>(m));
+    s[0].scale = load_f16(block);
+    s[0].offset = -(load_f16(block + 2) * static_cast<float>(m));
     uint32_t qs[8];
     load_words8(block + Q4_K::kQsOffset + 32 * (p32 / 2), qs);
     const int shift = 4 * (p32 % 2);
@@ -235,11 +239,10 @@ template <>
 struct HalfPiece<Q5_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    const blocks::PlainLoad load;
     int sc = 0, m = 0;
     k4_scale_min(block + Q5_K::kScalesOffset, p32, sc, m);
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * static_cast<float>(sc);
-    s[0].offset = -(fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2))) * static_cast<float>(m));
+    s[0].scale = load_f16(block) * static_cast<float>(sc);
+    s[0].offset = -(load_f16(block + 2) * static_cast<float>(m));
     uint32_t qs[8], qh[8];
     load_words8(block + Q5_K::kQsOffset + 32 * (p32 / 2), qs);
     load_words8(block + Q5_K::kQhOffset, qh);
@@ -257,9 +260,8 @@ template <>
 struct HalfPiece<Q2_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[2]) {
-    const blocks::PlainLoad load;
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q2_K::kDOffset)));
-    const float dmin = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q2_K::kDminOffset)));
+    const float d = load_f16(block + Q2_K::kDOffset);
+    const float dmin = load_f16(block + Q2_K::kDminOffset);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const uint32_t packed = block[Q2_K::kScalesOffset + 2 * p32 + h];
@@ -281,8 +283,7 @@ template <>
 struct HalfPiece<Q3_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[2]) {
-    const blocks::PlainLoad load;
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q3_K::kDOffset)));
+    const float d = load_f16(block + Q3_K::kDOffset);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       s[h].scale = d * static_cast<float>(Q3_K::scale(block, 2 * p32 + h));
@@ -307,7 +308,7 @@ struct HalfPiece<Q6_K> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[2]) {
     const blocks::PlainLoad load;
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + Q6_K::kDOffset)));
+    const float d = load_f16(block + Q6_K::kDOffset);
     const uint32_t scales = load.u16(block + Q6_K::kScalesOffset + 2 * p32);  // the two int8 scales
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -369,7 +370,7 @@ struct HalfPiece<Iq2Xxs> {
     const blocks::PlainLoad load;
     const uint8_t* chunk = block + 2 + 8 * p32;
     const uint32_t indices = load.u32(chunk), w = load.u32(chunk + 4);
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    const float d = load_f16(block);
     s[0].scale = d * (0.5f + static_cast<float>(w >> 28)) * 0.25f;
     s[0].offset = 0.0f;
     uint32_t shifted[8];
@@ -395,7 +396,7 @@ struct HalfPiece<Iq3Xxs> {
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const blocks::PlainLoad load;
     const uint32_t w = load.u32(block + Iq3Xxs::kSignsOffset + 4 * p32);
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    const float d = load_f16(block);
     s[0].scale = d * (0.5f + static_cast<float>(w >> 28)) * 0.5f;
     s[0].offset = 0.0f;
     const uint8_t* qs = block + Iq3Xxs::kQsOffset + 8 * p32;
@@ -425,7 +426,7 @@ struct HalfPiece<Iq2Xs> {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[2]) {
     const blocks::PlainLoad load;
-    const float d = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    const float d = load_f16(block);
     const uint32_t scales = block[Iq2Xs::kScalesOffset + p32];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -447,7 +448,7 @@ struct HalfPiece<Iq2Xs> {
   }
 };
 
-// ---- the 4-bit codebook formats: IQ4_NL, IQ4_XS, MXFP4 ----------------------------------------
+// ---- the nibble and byte formats: IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 --
 // The 16 codebook values + 128 (1..255: kvalues are -127..113, MXFP4's -12..12) as four words, byte
 // i = entry i: the register table of the lookup below.
 template <const int8_t (&Values)[16]>
@@ -547,7 +548,7 @@ template <>
 struct HalfPiece<Q8_0> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].scale = load_f16(block);
     s[0].offset = 0.0f;
     const __half2 bias = __float2half2_rn(-1152.0f);
 #pragma unroll
@@ -566,7 +567,7 @@ template <>
 struct HalfPiece<Q4_0> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].scale = load_f16(block);
     s[0].offset = 0.0f;
     decode_nibble_piece<false>(block + 2, 0u, -1032.0f, h2);
   }
@@ -576,9 +577,8 @@ template <>
 struct HalfPiece<Q4_1> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    const blocks::PlainLoad load;
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
-    s[0].offset = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2)));
+    s[0].scale = load_f16(block);
+    s[0].offset = load_f16(block + 2);
     decode_nibble_piece<false>(block + 4, 0u, -1024.0f, h2);
   }
 };
@@ -588,7 +588,7 @@ struct HalfPiece<Q5_0> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const blocks::PlainLoad load;
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
+    s[0].scale = load_f16(block);
     s[0].offset = 0.0f;
     decode_nibble_piece<true>(block + 6, load.u32(block + 2), -1040.0f, h2);
   }
@@ -599,8 +599,8 @@ struct HalfPiece<Q5_1> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const blocks::PlainLoad load;
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block)));
-    s[0].offset = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block + 2)));
+    s[0].scale = load_f16(block);
+    s[0].offset = load_f16(block + 2);
     decode_nibble_piece<true>(block + 8, load.u32(block + 4), -1024.0f, h2);
   }
 };
@@ -625,7 +625,7 @@ template <>
 struct HalfPiece<Iq4Nl> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int /*p32*/, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(block)));
+    s[0].scale = load_f16(block);
     s[0].offset = 0.0f;
     decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>, 16>(block + 2, h2);
   }
@@ -640,7 +640,7 @@ struct HalfPiece<Iq4Xs> : HalfPieceNoTable {
     const uint32_t scales_h = load.u16(block + Iq4Xs::kScalesHOffset);
     const int low = (block[Iq4Xs::kScalesLOffset + p32 / 2] >> (4 * (p32 % 2))) & 0x0F;
     const int ls = low | static_cast<int>(((scales_h >> (2 * p32)) & 3u) << 4);
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(load.u16(block))) * static_cast<float>(ls - 32);
+    s[0].scale = load_f16(block) * static_cast<float>(ls - 32);
     s[0].offset = 0.0f;
     decode_codebook_piece<BiasedCodebook<tables::host_kvalues_iq4nl>, 16>(block + Iq4Xs::kQsOffset + 16 * p32, h2);
   }
