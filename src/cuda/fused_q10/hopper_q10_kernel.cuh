@@ -399,11 +399,9 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
                                                         int stage, int cis, int buf) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
-  auto decode_task = [&](int i) {
+  // A task's piece into registers: its f16 pairs and span scales.
+  auto decode_task = [&](int i, uint32_t (&h2)[16], WideScale (&scale)[kPieceSpans]) {
     const HopperQ10Task<Tile> task(t, i);
-    const int n = task.column();
-    uint32_t h2[16];
-    WideScale scale[kPieceSpans];
     const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
     const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
     // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
@@ -412,9 +410,14 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     // kernel's start or from a TMA box's out-of-bounds fill, or the bytes of a row of an earlier
     // item): wgmma's column n of D reads only column n of B, and the epilogues store no output
     // of such a column (gate/up: whole 64-feature blocks, f % 64 == 0; down: row < out_rows).
-    const uint8_t* blocks = slot.raw[hopper_q10_slot_row<Tile>(n)] + ((row_low + stage * Tile::kRawBytes) & 15u);
+    const uint8_t* blocks =
+        slot.raw[hopper_q10_slot_row<Tile>(task.column())] + ((row_low + stage * Tile::kRawBytes) & 15u);
     Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                   scale);
+  };
+  // The piece into its core matrices of B buffer `buf`, its span scales (and offsets) beside them.
+  auto store_task = [&](int i, const uint32_t (&h2)[16], const WideScale (&scale)[kPieceSpans]) {
+    const HopperQ10Task<Tile> task(t, i);
     uint8_t* core = sm.b[buf][task.set] + (task.local / 8) * Tile::kCoreStrideBytes +
                     (4 * task.piece) * Tile::kCoreLeadingBytes + (task.local % 8) * 16;
 #pragma unroll
@@ -430,15 +433,25 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
       }
     }
   };
-  // The tasks interleave, in the decoder warpgroup and in consumers that decode: there 4–7 % faster
-  // per layer at T = 512 (64-pair tiles) than one task at a time. The formats whose consumers then
-  // spill beside their accumulators (kHopperQ10SerialDecode) take one task at a time.
+  // Every task's decode before any of their stores: the compiler keeps a shared load after a
+  // shared store that may alias it, so a store between two tasks would chain their latencies. In the
+  // decoder warpgroup and in consumers that decode; the formats whose consumers then spill beside
+  // their accumulators (kHopperQ10SerialDecode) take one task at a time.
   if constexpr (Tile::kDecoderGroup || !kHopperQ10SerialDecode<F, Tile::kOps>) {
+    uint32_t h2[Tile::kDecodeTasks][16];
+    WideScale scale[Tile::kDecodeTasks][kPieceSpans];
 #pragma unroll
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i);
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i, h2[i], scale[i]);
+#pragma unroll
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) store_task(i, h2[i], scale[i]);
   } else {
 #pragma unroll 1
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i);
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+      uint32_t h2[16];
+      WideScale scale[kPieceSpans];
+      decode_task(i, h2, scale);
+      store_task(i, h2, scale);
+    }
   }
 }
 
