@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/bytes.hpp"
 #include "decode_vectors.hpp"
 #include "formats/registry.hpp"
 
@@ -84,6 +85,23 @@ TEST_P(HopperQ10Decode, PiecesEqualTheWideDecodeBitForBit) {
   }
   EXPECT_EQ(value_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
   EXPECT_EQ(scale_mismatches, 0) << v.name << " at +" << misalign << ": " << first;
+}
+
+// The scales' f16 conversion of the pieces against the host's on all 65536 bit patterns: zeros,
+// subnormals, infinities and NaN payloads included.
+TEST(HopperQ10DecodeScales, ConversionEqualsTheHostOnEveryF16) {
+  STRATA_REQUIRE_GPU();
+  cuda::DeviceBuffer<float> out(65536);
+  test::poison_device(out.get(), 65536);
+  strata::test::launch_f16_select_probe(out.get(), nullptr);
+  STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = test::to_host(out.get(), 65536);
+  int64_t mismatches = 0;
+  uint32_t first = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    if (test::bits_of(got[h]) != test::bits_of(fp16_bits_to_float(static_cast<uint16_t>(h))) && mismatches++ == 0) first = h;
+  }
+  EXPECT_EQ(mismatches, 0) << "first at f16 bits 0x" << std::hex << first;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, HopperQ10Decode,

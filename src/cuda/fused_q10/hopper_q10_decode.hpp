@@ -38,9 +38,19 @@
 namespace strata::cuda::fused_q10 {
 
 #if defined(__CUDACC__)
+// fp16_bits_to_float without its branches: the hardware conversion, exact for every f16 but NaN,
+// and NaN's bits as fp16_bits_to_float builds them (its payload shifted up), by a select. A branch
+// in a piece's decode closes a convergence region around it, and the compiler then keeps a thread's
+// pieces one after the other instead of interleaving their loads.
+__device__ __forceinline__ float f16_bits_to_float_select(uint32_t bits) {
+  const float converted = __half2float(__ushort_as_half(static_cast<unsigned short>(bits & 0xFFFFu)));
+  const uint32_t nan = ((bits & 0x8000u) << 16) | 0x7F800000u | ((bits & 0x3FFu) << 13);
+  return (bits & 0x7FFFu) > 0x7C00u ? __uint_as_float(nan) : converted;
+}
+
 // The f16 at p (2-byte aligned) as a float: one 16-bit load (load_fp16le reads byte by byte).
 __device__ __forceinline__ float load_f16(const uint8_t* p) {
-  return fp16_bits_to_float(static_cast<uint16_t>(blocks::PlainLoad{}.u16(p)));
+  return f16_bits_to_float_select(blocks::PlainLoad{}.u16(p));
 }
 
 // Four codes c (one per byte, each 0..255) as the f16 pairs (c0, c1) and (c2, c3) plus 1024: the
@@ -182,7 +192,7 @@ struct HalfPiece<Iq3S> {
       put_f16_pairs(h2, m, __hmul2(*reinterpret_cast<const __half2*>(&lo), m2),
                     __hmul2(*reinterpret_cast<const __half2*>(&hi), m2));
     }
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.meta & 0xFFFFu));
+    s[0].scale = f16_bits_to_float_select(raw.meta);
     s[0].offset = 0.0f;
   }
 };
@@ -196,7 +206,7 @@ struct HalfPiece<Q2_0> : HalfPieceNoTable {
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* /*table*/,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
-    s[0].scale = fp16_bits_to_float(static_cast<uint16_t>(raw.d));
+    s[0].scale = f16_bits_to_float_select(raw.d);
     s[0].offset = 0.0f;
     const __half2 bias = __float2half2_rn(-1025.0f);
 #pragma unroll

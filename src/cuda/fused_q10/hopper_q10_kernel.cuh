@@ -433,17 +433,26 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
       }
     }
   };
-  // Every task's decode before any of their stores: the compiler keeps a shared load after a
-  // shared store that may alias it, so a store between two tasks would chain their latencies. In the
-  // decoder warpgroup and in consumers that decode; the formats whose consumers then spill beside
-  // their accumulators (kHopperQ10SerialDecode) take one task at a time.
-  if constexpr (Tile::kDecoderGroup || !kHopperQ10SerialDecode<F, Tile::kOps>) {
+  // In the decoder warpgroup, every task's decode before any of their stores: the compiler keeps a
+  // shared load after a shared store that may alias it, so a store between two tasks would chain
+  // their latencies. Consumers that decode store each task's piece before the next task's decode
+  // (both tasks at once spill beside their accumulators: ptxas -v), and the formats that spill
+  // even so (kHopperQ10SerialDecode) keep the loop rolled.
+  if constexpr (Tile::kDecoderGroup) {
     uint32_t h2[Tile::kDecodeTasks][16];
     WideScale scale[Tile::kDecodeTasks][kPieceSpans];
 #pragma unroll
     for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i, h2[i], scale[i]);
 #pragma unroll
     for (int i = 0; i < Tile::kDecodeTasks; ++i) store_task(i, h2[i], scale[i]);
+  } else if constexpr (!kHopperQ10SerialDecode<F, Tile::kOps>) {
+#pragma unroll
+    for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+      uint32_t h2[16];
+      WideScale scale[kPieceSpans];
+      decode_task(i, h2, scale);
+      store_task(i, h2, scale);
+    }
   } else {
 #pragma unroll 1
     for (int i = 0; i < Tile::kDecodeTasks; ++i) {

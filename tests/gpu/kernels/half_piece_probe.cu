@@ -35,7 +35,17 @@ __global__ void half_piece_probe_kernel(const uint8_t* blocks, int64_t n_pieces,
   }
 }
 
+__global__ void f16_select_probe_kernel(float* out) {
+  const int h = blockIdx.x * blockDim.x + threadIdx.x;
+  if (h < 65536) out[h] = cuda::fused_q10::f16_bits_to_float_select(static_cast<uint32_t>(h));
+}
+
 }  // namespace
+
+void launch_f16_select_probe(float* out, cudaStream_t stream) {
+  f16_select_probe_kernel<<<256, 256, 0, stream>>>(out);
+  STRATA_CUDA_CHECK_LAUNCH("f16_select_probe_kernel");
+}
 
 int half_piece_spans(GgmlType type) {
   int spans = 0;

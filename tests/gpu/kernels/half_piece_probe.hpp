@@ -20,4 +20,8 @@ int half_piece_spans(GgmlType type);
 bool launch_half_piece_probe(GgmlType type, const uint8_t* blocks, int64_t n_blocks, float* w, float* scale,
                              float* offset, cudaStream_t stream);
 
+// out[h] = the pieces' f16 scale conversion (f16_bits_to_float_select) of the bits h, for all
+// 65536 of them; out holds 65536 floats on the device.
+void launch_f16_select_probe(float* out, cudaStream_t stream);
+
 }  // namespace strata::test
