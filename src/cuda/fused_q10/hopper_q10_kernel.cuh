@@ -124,9 +124,6 @@ struct HopperQ10Tile {
   // columns in two halves of 64 (m64n64 wgmma), so that the span dot takes 32 registers, not 64.
   static constexpr int kDotCols = kDecoderGroup ? 64 : kWgCols;
   static constexpr int kDotGroups = kWgCols / kDotCols;
-  // Whether the fold's scale products are formed while the span's products run (registers for them
-  // beside the 64-column dots; the consumers that decode run their decode there instead).
-  static constexpr bool kFoldAhead = kDecoderGroup;
   static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
@@ -655,45 +652,26 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
             if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
-
-          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
-          // The scale products w_scale * a_scale (and w_offset * a_scale) need no span dot: where
-          // the consumers do not decode (kFoldAhead) they are formed while the products run, and
-          // only the fused multiply-adds wait for them.
-          constexpr int kColPairs = Tile::kDotCols / 8;  // column pairs of a lane in the span dot
-          float2 dot_scale[kColPairs][2];                  // [column pair][row half]
-          float2 sum_scale[Tile::kOffset ? kColPairs : 1][2];
-          auto form_scales = [&] {
-#pragma unroll
-            for (int jj = 0; jj < kColPairs; ++jj) {
-              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
-              const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
-#pragma unroll
-              for (int h = 0; h < 2; ++h) dot_scale[jj][h] = make_float2(w_scale.x * a_scale[h], w_scale.y * a_scale[h]);
-              if constexpr (Tile::kOffset) {
-                const float2 w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
-#pragma unroll
-                for (int h = 0; h < 2; ++h)
-                  sum_scale[jj][h] = make_float2(w_offset.x * a_scale[h], w_offset.y * a_scale[h]);
-              }
-            }
-          };
-          if constexpr (Tile::kFoldAhead) form_scales();
           mma::wgmma_wait<0>();
           mma::fence_accumulators(span_dot);
+
+          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
           if (live) {
-            if constexpr (!Tile::kFoldAhead) form_scales();
 #pragma unroll
-            for (int jj = 0; jj < kColPairs; ++jj) {
+            for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
+              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
+              const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
+              float2 w_offset = make_float2(0.0f, 0.0f);
+              if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 const int d = 4 * jj + 2 * h;                                // in the span dot
                 const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
-                acc[r] = fmaf(span_dot[d], dot_scale[jj][h].x, acc[r]);
-                acc[r + 1] = fmaf(span_dot[d + 1], dot_scale[jj][h].y, acc[r + 1]);
+                acc[r] = fmaf(span_dot[d], w_scale.x * a_scale[h], acc[r]);
+                acc[r + 1] = fmaf(span_dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
                 if constexpr (Tile::kOffset) {
-                  acc[r] = fmaf(a_sum[h], sum_scale[jj][h].x, acc[r]);
-                  acc[r + 1] = fmaf(a_sum[h], sum_scale[jj][h].y, acc[r + 1]);
+                  acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
+                  acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
                 }
               }
             }
