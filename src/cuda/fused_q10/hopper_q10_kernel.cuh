@@ -124,23 +124,18 @@ struct HopperQ10Tile {
   // columns in two halves of 64 (m64n64 wgmma), so that the span dot takes 32 registers, not 64.
   static constexpr int kDotCols = kDecoderGroup ? 64 : kWgCols;
   static constexpr int kDotGroups = kWgCols / kDotCols;
-  // Beside a decoder warpgroup each span dot is folded while the next one's products run, in a
-  // second set of span-dot registers; where the consumers decode, their decode runs there instead.
-  static constexpr bool kPipelinedFold = kDecoderGroup;
-  static constexpr int kDotSets = kPipelinedFold ? 2 : 1;
   static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
-  // decoder warpgroup, measured with -Xptxas -v: producer 40, decoder 104, consumers 184 (two
-  // span-dot sets), a split where none of them spills (the consumers spill at 176, the producer at
-  // 32 beside them). Without one, the consumers that decode keep 232
+  // decoder warpgroup, measured with -Xptxas -v: the fewest registers with which neither it nor the
+  // producer spills, the rest to the consumers. Without one, the consumers that decode keep 232
   // beside a 40-register producer, or 224 beside 56 where the producer spills at 40
   // (kHopperQ10WideProducer).
   static constexpr bool kWideProducer = !kDecoderGroup && kHopperQ10WideProducer<F, Ops>;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = kWideProducer ? 56 : 40;
-  static constexpr int kDecoderRegisters = kDecoderGroup ? 104 : 0;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? 184 : kWideProducer ? 224 : 232;
+  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : kWideProducer ? 56 : 40;
+  static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -576,11 +571,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
   [[maybe_unused]] const int decoder = tid - 128;  // this thread among the decoding consumers
 
-  float span_dot[Tile::kDotSets][Tile::kDotCols / 2];
+  float span_dot[Tile::kDotCols / 2];
 #pragma unroll
-  for (int i = 0; i < Tile::kDotSets; ++i)
-#pragma unroll
-    for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[i][r] = 0.0f;
+  for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[r] = 0.0f;
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     float acc[Tile::kAccRegs];
@@ -611,122 +604,82 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
                     &sm.act_slot[act_index].acts[pair_base + 16 * warp + lane % 16]
                                                 [act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
     };
-    // Chunk u's B buffer and activation slot.
-    auto chunk_buf = [&](int u) { return static_cast<int>((b_use + u) % Tile::kBBufs); };
-    auto chunk_act = [&](int u) {
-      return static_cast<int>((act_use + u / Tile::kChunksPerActStage) % Tile::kActStages);
-    };
-    const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
-    const int pair0 = pair_base + 16 * warp + group;
-    // Span j's exact integer dot over column group g of chunk u's B buffer: S/16 wgmma k16 steps,
-    // the accumulator restarted, one commit group.
-    auto issue_dot = [&](float (&dot)[Tile::kDotCols / 2], int u, int j, int g) {
-      const uint32_t b_base = shared_address(sm.b[chunk_buf(u)][set]);
-      mma::fence_accumulators(dot);
-      mma::wgmma_fence();
-#pragma unroll
-      for (int step = 0; step < Tile::kSteps; ++step) {
-        const int k16 = j * Tile::kSteps + step;
-        const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
-                                                  g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
-                                              Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
-        Span::template step_wgmma_rs<Tile::kDotCols>(dot, a_frag[k16], desc, step);
-      }
-      mma::wgmma_commit();
-    };
-    // The fold of that dot, once its commit group is complete: fold_span<F>'s operations, one for one.
-    auto fold_dot = [&](float (&dot)[Tile::kDotCols / 2], int u, int j, int g) {
-      mma::fence_accumulators(dot);
-      if (!live) return;
-      const int buf = chunk_buf(u), act_cis = u % Tile::kChunksPerActStage;
-      const HopperQ10ActSlot<Tile>& slot = sm.act_slot[chunk_act(u)];
-      const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
-      float a_sum[2] = {0.0f, 0.0f};  // the span's activation code sums (formats with an offset)
-      if constexpr (Tile::kOffset) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          int32_t total = 0;
-#pragma unroll
-          for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
-            total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
-          a_sum[h] = static_cast<float>(total);
-        }
-      }
-#pragma unroll
-      for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
-        const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
-        const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
-        float2 w_offset = make_float2(0.0f, 0.0f);
-        if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int d = 4 * jj + 2 * h;                                // in the span dot
-          const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
-          acc[r] = fmaf(dot[d], w_scale.x * a_scale[h], acc[r]);
-          acc[r + 1] = fmaf(dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
-          if constexpr (Tile::kOffset) {
-            acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
-            acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
-          }
-        }
-      }
-    };
-    // Chunk u is multiplied and its scales are read: its B buffer back, and after the last chunk of
-    // an activation stage that stage's slot.
-    auto release_chunk = [&](int u) {
-      mbarrier_arrive(&sm.b_empty[chunk_buf(u)]);
-      if (u % Tile::kChunksPerActStage == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[chunk_act(u)]);
-    };
+#pragma unroll 1
+    for (int u = 0; u < n_chunks; ++u) {
+      load_a(u);
+      const uint32_t b_at = b_use + u;
+      const int buf = static_cast<int>(b_at % Tile::kBBufs);
+      if (u > 0) mbarrier_wait(&sm.b_full[buf], (b_at / Tile::kBBufs) & 1u);
+      const int act_cis = u % Tile::kChunksPerActStage;  // chunk within the activation stage
+      const uint32_t act_at = act_use + u / Tile::kChunksPerActStage;
+      const uint32_t act_index = act_at % Tile::kActStages;
+      const HopperQ10ActSlot<Tile>& slot = sm.act_slot[act_index];
+      const bool has_next = u + 1 < n_chunks;
+      const uint32_t b_base = shared_address(sm.b[buf][set]);
 
-    if constexpr (Tile::kPipelinedFold) {
-      // Unit q of a chunk = (span q / kDotGroups, column group q % kDotGroups), its dot in
-      // span_dot[q % 2]; each unit's products are issued before the unit before it is folded, so
-      // every fold runs beside the next unit's products. A chunk's first unit is issued once the
-      // previous chunk's last one has read the A fragments (they are reloaded for it), and folds
-      // that one; the chunk's buffers go back after its last unit's fold.
-      constexpr int kUnits = Tile::kSpansPerChunk * Tile::kDotGroups;
-      static_assert(kUnits % 2 == 0, "a chunk's units alternate the two span-dot sets");
-#pragma unroll 1
-      for (int u = 0; u < n_chunks; ++u) {
-        if (u > 0) mma::wgmma_wait<0>();  // the previous chunk's last unit has read the A fragments
-        load_a(u);
-        if (u > 0) mbarrier_wait(&sm.b_full[chunk_buf(u)], ((b_use + u) / Tile::kBBufs) & 1u);
+      const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
+      const int pair0 = pair_base + 16 * warp + group;
+      const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
+
 #pragma unroll
-        for (int q = 0; q < kUnits; ++q) {
-          issue_dot(span_dot[q % 2], u, q / Tile::kDotGroups, q % Tile::kDotGroups);
-          if (q > 0) {
-            mma::wgmma_wait<1>();
-            fold_dot(span_dot[(q - 1) % 2], u, (q - 1) / Tile::kDotGroups, (q - 1) % Tile::kDotGroups);
-          } else if (u > 0) {
-            fold_dot(span_dot[1], u - 1, (kUnits - 1) / Tile::kDotGroups, (kUnits - 1) % Tile::kDotGroups);
-            release_chunk(u - 1);
+      for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
+        float a_sum[2] = {0.0f, 0.0f};  // the span's activation code sums (formats with an offset)
+        if constexpr (Tile::kOffset) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            int32_t total = 0;
+#pragma unroll
+            for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
+              total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
+            a_sum[h] = static_cast<float>(total);
+          }
+        }
+#pragma unroll
+        for (int g = 0; g < Tile::kDotGroups; ++g) {
+          // ---- span j's exact integer dot over column group g: S/16 wgmma k16 steps, the
+          // accumulator restarted --------------------------------------------------------------
+          mma::fence_accumulators(span_dot);
+          mma::wgmma_fence();
+#pragma unroll
+          for (int step = 0; step < Tile::kSteps; ++step) {
+            const int k16 = j * Tile::kSteps + step;
+            const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
+                                                      g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
+                                                  Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
+            Span::template step_wgmma_rs<Tile::kDotCols>(span_dot, a_frag[k16], desc, step);
+          }
+          mma::wgmma_commit();
+          // While the products run: the next chunk, when the consumers decode.
+          if constexpr (!Tile::kDecoderGroup)
+            if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+          mma::wgmma_wait<0>();
+          mma::fence_accumulators(span_dot);
+
+          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
+          if (live) {
+#pragma unroll
+            for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
+              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
+              const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
+              float2 w_offset = make_float2(0.0f, 0.0f);
+              if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int d = 4 * jj + 2 * h;                                // in the span dot
+                const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
+                acc[r] = fmaf(span_dot[d], w_scale.x * a_scale[h], acc[r]);
+                acc[r + 1] = fmaf(span_dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
+                if constexpr (Tile::kOffset) {
+                  acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
+                  acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
+                }
+              }
+            }
           }
         }
       }
-      mma::wgmma_wait<0>();
-      fold_dot(span_dot[1], n_chunks - 1, (kUnits - 1) / Tile::kDotGroups, (kUnits - 1) % Tile::kDotGroups);
-      release_chunk(n_chunks - 1);
-    } else {
-#pragma unroll 1
-      for (int u = 0; u < n_chunks; ++u) {
-        load_a(u);
-        if (u > 0) mbarrier_wait(&sm.b_full[chunk_buf(u)], ((b_use + u) / Tile::kBBufs) & 1u);
-        const bool has_next = u + 1 < n_chunks;
-#pragma unroll
-        for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
-#pragma unroll
-          for (int g = 0; g < Tile::kDotGroups; ++g) {
-            issue_dot(span_dot[0], u, j, g);
-            // While the products run: the next chunk, when the consumers decode.
-            if constexpr (!Tile::kDecoderGroup)
-              if (j == 0 && has_next)
-                hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use + u + 1, u + 1);
-            mma::wgmma_wait<0>();
-            fold_dot(span_dot[0], u, j, g);
-          }
-        }
-        release_chunk(u);
-      }
+      mbarrier_arrive(&sm.b_empty[buf]);  // products done, scales read
+      if (act_cis == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
     }
     b_use += n_chunks;
     raw_use += n_stages;
