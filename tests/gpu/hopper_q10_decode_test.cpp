@@ -99,7 +99,8 @@ TEST(HopperQ10DecodeScales, ConversionEqualsTheHostOnEveryF16) {
   int64_t mismatches = 0;
   uint32_t first = 0;
   for (uint32_t h = 0; h < 65536; ++h) {
-    if (test::bits_of(got[h]) != test::bits_of(fp16_bits_to_float(static_cast<uint16_t>(h))) && mismatches++ == 0) first = h;
+    const float expected = fp16_bits_to_float(static_cast<uint16_t>(h));
+    if (test::bits_of(got[h]) != test::bits_of(expected) && mismatches++ == 0) first = h;
   }
   EXPECT_EQ(mismatches, 0) << "first at f16 bits 0x" << std::hex << first;
 }

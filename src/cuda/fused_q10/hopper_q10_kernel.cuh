@@ -445,21 +445,19 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i, h2[i], scale[i]);
 #pragma unroll
     for (int i = 0; i < Tile::kDecodeTasks; ++i) store_task(i, h2[i], scale[i]);
-  } else if constexpr (!kHopperQ10SerialDecode<F, Tile::kOps>) {
-#pragma unroll
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) {
-      uint32_t h2[16];
-      WideScale scale[kPieceSpans];
-      decode_task(i, h2, scale);
-      store_task(i, h2, scale);
-    }
   } else {
-#pragma unroll 1
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) {
+    auto decode_and_store = [&](int i) {
       uint32_t h2[16];
       WideScale scale[kPieceSpans];
       decode_task(i, h2, scale);
       store_task(i, h2, scale);
+    };
+    if constexpr (!kHopperQ10SerialDecode<F, Tile::kOps>) {
+#pragma unroll
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_and_store(i);
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_and_store(i);
     }
   }
 }
