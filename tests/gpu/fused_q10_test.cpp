@@ -707,6 +707,18 @@ TEST(FusedQ10Arm, CarriesEveryFormatInBothRolesAtEveryLegalWidth) {
   }
 }
 
+// The Hopper tile by the mean pairs per expert (no device needed): the 128-pair tile from 64
+// (flash-next at T = 4096, a mean of 80, measured 0.72x the 64-pair tile's time), the 64-pair one
+// below (qwen35-a3b at T = 512, a mean of 16).
+TEST(FusedQ10Arm, HopperTileFollowsTheMeanPairsPerExpert) {
+  const test::ScopedEnv unforced("STRATA_PF_FUSED_TILE", nullptr);
+  EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(16.0), 64);
+  EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(63.9), 64);
+  EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(64.0), 128);
+  EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(80.0), 128);
+  EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(512.0), 128);
+}
+
 TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch
   // gate and up of two formats: no GGUF file has them, and the kernels read one format.
   const auto mixed = tiny_layer(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, 256, 128);

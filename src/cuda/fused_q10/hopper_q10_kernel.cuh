@@ -42,9 +42,6 @@
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "formats/iq1_m.hpp"
-#include "formats/iq2_s.hpp"
-#include "formats/iq2_xs.hpp"
-#include "formats/nvfp4.hpp"
 #include "formats/q2_k.hpp"
 #include "formats/q3_k.hpp"
 #include "formats/q8_0.hpp"
@@ -91,18 +88,6 @@ inline constexpr bool kHopperQ10WideProducer =
 template <class F, int Ops>
 inline constexpr bool kHopperQ10SerialDecode =
     std::is_same_v<F, Tq1_0> || (Ops == 2 && (std::is_same_v<F, Iq1M> || std::is_same_v<F, Q3_K>));
-
-// The named barrier of the two gate/up consumers' amax exchange (hopper_q10_kernel's epilogue).
-inline constexpr uint32_t kHopperQ10HalfBarrier = 1;
-
-// Whether the pair-split tile runs an item of at most 64 pairs as a half item (each consumer the
-// item's pairs against half the columns): everywhere but the formats whose consumers then spill
-// (TQ1_0) or serialise their wgmma for want of registers (IQ2_XS, IQ2_S, NVFP4, Q2_K, Q3_K: ptxas
-// -v, C7511), in both roles.
-template <class F, int Ops>
-inline constexpr bool kHopperQ10HalfItems =
-    !(std::is_same_v<F, Tq1_0> || std::is_same_v<F, Iq2Xs> || std::is_same_v<F, Iq2S> ||
-      std::is_same_v<F, Nvfp4> || std::is_same_v<F, Q2_K> || std::is_same_v<F, Q3_K>);
 
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
@@ -222,7 +207,7 @@ template <class Tile>
 struct HopperQ10ActSlot {
   alignas(16) __half acts[Tile::kPairs][Tile::kActStrideHalves];    // [pair][k] f16 codes
   alignas(16) float act_scale[Tile::kPairs][Tile::kActBlocks];      // [pair][64-value block]
-  alignas(16) int32_t act_sum[Tile::kOffset ? Tile::kPairs : 1][Tile::kActSums];  // [pair][16-value sum] (offsets)
+  alignas(16) int32_t act_sum[Tile::kPairs][Tile::kActSums];        // [pair][16-value sum] (offsets)
 };
 
 template <class F, class Tile>
@@ -242,8 +227,6 @@ struct HopperQ10Shared {
   alignas(16) float b_scale[Tile::kBBufs][Tile::kBSets][Tile::kSpansPerChunk][Tile::kWgCols];
   alignas(16) float b_offset[Tile::kOffset ? Tile::kBBufs : 1][Tile::kBSets][Tile::kOffset ? Tile::kSpansPerChunk : 1]
                             [Tile::kOffset ? Tile::kWgCols : 1];
-  // The gate/up consumers' amax of a half item: [pair half h][consumer][8 warp + group]
-  float half_amax[Tile::kPairSplit && Tile::kOps == 2 ? 2 : 1][2][32];
   alignas(128) HopperQ10RawSlot<Tile> raw_slot[Tile::kStages];
   alignas(128) HopperQ10ActSlot<Tile> act_slot[Tile::kActStages];
 };
@@ -576,10 +559,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
   const int warp = t / 32, lane = t % 32;
   const int group = lane / 4, tig = lane % 4;
-  // Pair split: pairs [64c, 64c + 64) against the shared columns, or, for an item of at most 64
-  // pairs (a half item: an expert's last tile), the item's pairs against columns [64c, 64c + 64)
-  // of them; column split: the tile's pairs against columns [c * kWgCols, (c + 1) * kWgCols).
+  // Pair split: pairs [64c, 64c + 64) against the shared columns; column split: the tile's pairs
+  // against columns [c * kWgCols, (c + 1) * kWgCols).
   const int set = Tile::kPairSplit ? 0 : c;
+  const int pair_base = Tile::kPairSplit ? Tile::kConsumerPairs * c : 0;
   const int col_base = set * Tile::kWgCols;
   const int n_chunks = n_stages * Tile::kChunksPerStage;
   uint32_t act_use = 0, item_use = 0, b_use = 0;  // slots consumed by the items before this one
@@ -605,9 +588,6 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
     if constexpr (Tile::kDecoderGroup) w = sm.items[item_use % Tile::kItemSlots];
-    const bool half = kHopperQ10HalfItems<F, Tile::kOps> && Tile::kPairSplit && w.pair_count <= Tile::kConsumerPairs;
-    const int pair_base = Tile::kPairSplit && !half ? Tile::kConsumerPairs * c : 0;
-    const int groups = half ? 1 << c : 3;  // the 64-column groups of the B tile this consumer takes
 
     // The A fragments (activation codes) of chunk u: waits for its activation stage, then ldmatrix.
     uint32_t a_frag[Tile::kChunkSteps][4];
@@ -652,47 +632,41 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
             a_sum[h] = static_cast<float>(total);
           }
         }
-        // ---- span j's exact integer dot over kCols columns from kFirst: S/16 wgmma k16 steps, the
-        // accumulator restarted; then each element folded by fold_span<F>'s operations, one for
-        // one: acc = fmaf(dot, w_scale * a_scale, acc) (+ the offset's term), in span order ------
-        // Folded: kFoldCols of them from kFoldFirst (a half item's consumer of the m64n128 tiles
-        // multiplies all 128 columns and folds its own 64: a dot into part of the span-dot
-        // registers serialises wgmma, ptxas C7511).
-        auto dot_and_fold = [&](auto cols, auto first, auto fold_first, auto fold_cols) {
-          constexpr int kCols = decltype(cols)::value, kFirst = decltype(first)::value;
-          constexpr int kFoldFirst = decltype(fold_first)::value, kFoldCols = decltype(fold_cols)::value;
-          static_assert(kFoldFirst >= kFirst && kFoldFirst + kFoldCols <= kFirst + kCols, "folds columns of the dot");
-          static_assert(kCols == Tile::kDotCols, "the span dot's registers, whole");
-          float(&dot)[kCols / 2] = span_dot;
-          mma::fence_accumulators(dot);
+#pragma unroll
+        for (int g = 0; g < Tile::kDotGroups; ++g) {
+          // ---- span j's exact integer dot over column group g: S/16 wgmma k16 steps, the
+          // accumulator restarted --------------------------------------------------------------
+          mma::fence_accumulators(span_dot);
           mma::wgmma_fence();
 #pragma unroll
           for (int step = 0; step < Tile::kSteps; ++step) {
             const int k16 = j * Tile::kSteps + step;
             const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
-                                                      (kFirst / 8) * Tile::kCoreStrideBytes,
+                                                      g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
                                                   Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
-            Span::template step_wgmma_rs<kCols>(dot, a_frag[k16], desc, step);
+            Span::template step_wgmma_rs<Tile::kDotCols>(span_dot, a_frag[k16], desc, step);
           }
           mma::wgmma_commit();
-          // While the products run: the next chunk, when the consumers decode (one dot per span).
+          // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
             if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
           mma::wgmma_wait<0>();
-          mma::fence_accumulators(dot);
+          mma::fence_accumulators(span_dot);
+
+          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
           if (live) {
 #pragma unroll
-            for (int jj = (kFoldFirst - kFirst) / 8; jj < (kFoldFirst - kFirst + kFoldCols) / 8; ++jj) {
-              const int col = kFirst + 8 * jj + 2 * tig;
+            for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
+              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
               const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
               float2 w_offset = make_float2(0.0f, 0.0f);
               if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
-                const int d = 4 * jj + 2 * h;                  // in the span dot
-                const int r = 4 * (kFirst / 8 + jj) + 2 * h;  // in the accumulators
-                acc[r] = fmaf(dot[d], w_scale.x * a_scale[h], acc[r]);
-                acc[r + 1] = fmaf(dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
+                const int d = 4 * jj + 2 * h;                                // in the span dot
+                const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
+                acc[r] = fmaf(span_dot[d], w_scale.x * a_scale[h], acc[r]);
+                acc[r + 1] = fmaf(span_dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
                 if constexpr (Tile::kOffset) {
                   acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
                   acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
@@ -700,20 +674,6 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
               }
             }
           }
-        };
-        using Cols64 = std::integral_constant<int, 64>;
-        using From0 = std::integral_constant<int, 0>;
-        using From64 = std::integral_constant<int, 64>;
-        using Cols128 = std::integral_constant<int, 128>;
-        if constexpr (Tile::kDotCols == 64) {  // two groups of 64; a half item's consumer c takes group c
-          if (groups & 1) dot_and_fold(Cols64{}, From0{}, From0{}, Cols64{});
-          if (groups & 2) dot_and_fold(Cols64{}, From64{}, From64{}, Cols64{});
-        } else if (groups == 3) {
-          dot_and_fold(Cols128{}, From0{}, From0{}, Cols128{});
-        } else if (groups == 1) {
-          dot_and_fold(Cols128{}, From0{}, From0{}, Cols64{});
-        } else {
-          dot_and_fold(Cols128{}, From0{}, From64{}, Cols64{});
         }
       }
       mbarrier_arrive(&sm.b_empty[buf]);  // products done, scales read
@@ -726,13 +686,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     // ---- epilogue ----------------------------------------------------------------------------
     if constexpr (Tile::kOps == 2) {
       // Lane holds gate (r even) and up (r odd) of feature feature_base + 4j + tig, pairs group and
-      // group + 8; the consumer's 64 features are one requantisation block. In a half item it holds
-      // features j in [8c, 8c + 8) of the block, the other consumer the rest: their amax meets in
-      // shared memory.
+      // group + 8; the consumer's 64 features are one requantisation block.
       const int f = args.out_rows;
       const int feature_base = (w.col_begin + col_base) / 2;
       const int n_blocks = f / kQ10BlockValues;
-      auto mine = [&](int j) { return !half || j / 8 == c; };
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int pair = pair_base + 16 * warp + group + 8 * h;
@@ -741,21 +698,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
           const int r = 4 * j + 2 * h;
-          hv[j] = swiglu(acc[r], acc[r + 1]);  // a half item's other features: swiglu(+0, +0) = +0
+          hv[j] = swiglu(acc[r], acc[r + 1]);
           amax = fmaxf(amax, fabsf(hv[j]));
         }
         amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
         amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        if constexpr (Tile::kPairSplit) {
-          if (half) {  // NOTE: fmaxf over the two halves: the max of the block, in any order
-            const int row = 8 * warp + group;
-            if (tig == 0) sm.half_amax[h][c][row] = amax;
-            // Both consumers meet here twice per half item (h = 0, 1): a consumer rewrites slot h
-            // after the next exchange's barrier, which the other passes only after reading it.
-            named_barrier_sync(kHopperQ10HalfBarrier, 256);
-            amax = fmaxf(amax, sm.half_amax[h][1 - c][row]);
-          }
-        }
         // NOTE: the operations of quantize_block_q10 (pipeline/arith_q10.hpp), one for one.
         const float scale = amax / static_cast<float>(kQ10MaxCode);
         int code[16];
@@ -774,27 +721,20 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
         }
         if (pair < w.pair_count && feature_base < f) {  // f % 64 == 0: all 64 valid or none
           const int64_t out_row = static_cast<int64_t>(w.pair_begin) + pair;
-          // Features [32 q, 32 q + 32) of the block (j in [8 q, 8 q + 8)); a half item's consumer c
-          // stores q = c only.
-#pragma unroll 1
-          for (int q = half ? c : 0; q < (half ? c + 1 : 2); ++q) {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              const int64_t at = out_row * f + feature_base + 32 * q + 4 * i + tig;
-              const int r = 4 * i + 2 * h;
-              args.h_codes[at] = __int2half_rn(q == 0 ? code[i] : code[8 + i]);
-              if (args.h_out != nullptr) args.h_out[at] = q == 0 ? hv[i] : hv[8 + i];
-              if (args.gate_out != nullptr) args.gate_out[at] = q == 0 ? acc[r] : acc[32 + r];
-              if (args.up_out != nullptr) args.up_out[at] = q == 0 ? acc[r + 1] : acc[33 + r];
-            }
-            if (tig == 0) {
-#pragma unroll
-              for (int s = 0; s < 2; ++s)
-                args.h_sums[out_row * (f / kQ10SumValues) + feature_base / kQ10SumValues + 2 * q + s] =
-                    q == 0 ? sums[s] : sums[2 + s];
-            }
+          for (int j = 0; j < 16; ++j) {
+            const int64_t at = out_row * f + feature_base + 4 * j + tig;
+            const int r = 4 * j + 2 * h;
+            args.h_codes[at] = __int2half_rn(code[j]);
+            if (args.h_out != nullptr) args.h_out[at] = hv[j];
+            if (args.gate_out != nullptr) args.gate_out[at] = acc[r];
+            if (args.up_out != nullptr) args.up_out[at] = acc[r + 1];
           }
-          if (tig == 0 && (!half || c == 0)) args.h_scales[out_row * n_blocks + feature_base / kQ10BlockValues] = scale;
+          if (tig == 0) {
+            args.h_scales[out_row * n_blocks + feature_base / kQ10BlockValues] = scale;
+#pragma unroll
+            for (int s = 0; s < 4; ++s) args.h_sums[out_row * (f / kQ10SumValues) + feature_base / kQ10SumValues + s] = sums[s];
+          }
         }
       }
     } else {
@@ -809,9 +749,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 #pragma unroll
         for (int j = 0; j < Tile::kAccRegs / 4; ++j) {
           const int row = w.col_begin + col_base + 8 * j + 2 * tig;
-          // A half item's consumer c: rows [64c, 64c + 64) of the item's 128.
-          if (row < rows && (!half || j / 8 == c))
-            *reinterpret_cast<float2*>(out + row) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          if (row < rows) *reinterpret_cast<float2*>(out + row) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
         }
       }
     }

@@ -47,7 +47,9 @@ using Q10Small = Q10Tile<256, 16, 4, 2, 4, 2>;
 // Mean pairs per expert below which the small tile wastes less of each CTA on padding.
 inline constexpr double kQ10SmallTileMeanPairs = 40.0;
 // The Hopper kernels: mean pairs per expert from which the 128-pair tile (one weight decode for
-// twice the pairs) beats the 64-pair one.
-inline constexpr double kHopperQ10LargeTileMeanPairs = 96.0;
+// twice the pairs) runs. Measured (H200, bench/results/2026-12-02-half-items.md): at a mean of 80
+// (flash-next, T = 4096) the 128-pair tile takes 0.72x the 64-pair one's layer time; at 16
+// (qwen35-a3b, T = 512) the 64-pair tile runs. From 64 a consumer's m64 row tile is full on average.
+inline constexpr double kHopperQ10LargeTileMeanPairs = 64.0;
 
 }  // namespace strata::cuda::fused_q10
