@@ -257,7 +257,7 @@ const Q10Case kCases[] = {
     {"e1024_k16", 256, 128, 1024, 16, 40, test::CaseRouting::kUniform},  // 640 pairs over 1024 experts
     {"single_expert_600_rows", 512, 128, 2, 1, 600,
      test::CaseRouting::kSingleExpert},  // four full 128-pair tiles and a partial one
-    // A full 128-pair tile, then 64 pairs (a half item of the large tile) or 65 (a full one).
+    // A full 128-pair tile, then 64 pairs (at most one consumer's rows of the large tile) or 65.
     {"single_expert_192_rows", 512, 192, 2, 1, 192, test::CaseRouting::kSingleExpert},
     {"single_expert_193_rows", 256, 128, 2, 1, 193, test::CaseRouting::kSingleExpert},
 };
