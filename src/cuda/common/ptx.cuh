@@ -71,4 +71,18 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t& r0, uint32_t& r1, uint32_t
 #endif
 }
 
+// The same with two matrices: the rows from lanes 0-15.
+__device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, const void* row_shared) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r0), "=r"(r1)
+               : "r"(shared_address(row_shared))
+               : "memory");
+#else
+  (void)row_shared;
+  r0 = r1 = 0;
+  __trap();
+#endif
+}
+
 }  // namespace strata::cuda

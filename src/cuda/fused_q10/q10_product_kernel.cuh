@@ -7,10 +7,12 @@
 //   - the f16 activation codes and the block scale of the tile's pairs (and, for offset formats,
 //     their code sums per 16) are gathered with cp.async, kActStages stages in flight (zero-filled
 //     past the expert's last pair and past K);
-//   - the weights of stage s + 1 are decoded with the format's wide decode (WidePiece<F>, pieces of
-//     F::decode_wide, or WideSubPair<F>, two 16-value spans of one sub-block: integer w,
-//     |w| <= W_f, one scale (and offset) per (row, span)) into a double-buffered f16
+//   - the weights of stage s + 1 are decoded by 32-value pieces with the Hopper kernels' piece
+//     decoders (HalfPiece<F>, hopper_q10_decode.hpp: f16 integers w, |w| <= W_f, their lookup
+//     table in shared memory, one scale (and offset) per (row, span)) into a double-buffered f16
 //     shared tile of 144-byte rows after the tensor cores multiply stage s;
+//   - the tensor cores' fragments come from shared memory by ldmatrix (x4: one m16 weight tile,
+//     or two n8 code tiles, per k16 step);
 //   - each span of S values is S/16 chained mma.sync m16n8k16 f16 from a fresh accumulator
 //     (SpanMma<F>: exact integer span dots, the 2^24 guard at compile time), folded into fp32 by
 //     fold_span<F> strictly in span order (offset formats: the span's activation code sum, the
@@ -32,8 +34,8 @@
 #include "cuda/common/persistent_launch.hpp"
 #include "cuda/common/ptx.cuh"
 #include "cuda/fused_q10/q10_products.hpp"
+#include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "cuda/fused_q10/tile_config.hpp"
-#include "cuda/fused_q10/wide_piece.hpp"
 #include "cuda/mma/span_mma.cuh"
 #include "cuda/pipeline/tile_lookup.hpp"
 #include "formats/format.hpp"
@@ -51,6 +53,7 @@ struct Q10Shared {
   // The offset term's operands, for offset formats only (one unused element otherwise).
   static constexpr int kOffsetSpans = F::kHasOffset ? kSpansPerStage : 1;
   static constexpr int kOffsetSums = F::kHasOffset ? kSumsPerStage : 1;
+  alignas(16) uint32_t table[HalfPiece<F>::kTableWords];                      // the decode's lookup table
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
   alignas(16) int32_t act_sums[Tile::kActStages][Tile::kPairs][kOffsetSums];  // [slot][pair][16s]
@@ -70,20 +73,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       "stages and blocks nest");
   using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
   using Shared = Q10Shared<F, Tile>;
-  using Piece = WidePiece<F>;  // the decode unit: <= 32 integers per thread and task
+  using Piece = HalfPiece<F>;  // the decode unit: one 32-value piece as f16 pairs (hopper_q10_decode.hpp)
   constexpr int S = F::kWideSpan;
   constexpr int kSpansPerStage = Shared::kSpansPerStage;
   constexpr bool kGateUp = kEpilogue == Epilogue::kSwigluRequant;
   constexpr int kRowsPerItem = kGateUp ? Tile::kWeightRows / 2 : Tile::kWeightRows;  // output rows
-  // The decode unit: a piece (a span of <= 32 values, or half of a 64-value span), or for
-  // formats whose 16-value spans are the halves of one decode_sub sub-block, that sub-block
-  // (two spans from one decode: WideSubPair<F>).
-  constexpr bool kSubPairs = kWideSubPairs<F>;
-  using SubPair = WideSubPair<F>;
-  constexpr int kUnitValues = kSubPairs ? kSubBlockValues : Piece::kValues;
-  constexpr int kUnitSpans = kSubPairs ? 2 : 1;
-  constexpr int kUnitsPerStage = Tile::kStageValues / kUnitValues;
-  constexpr int kDecodeTasks = Tile::kWeightRows * kUnitsPerStage;  // per stage
+  // A piece holds kPieceSpans spans (S <= 32) or half of one (S = 64: both halves give its scale).
+  constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
+  constexpr int kPiecesPerStage = Tile::kStageValues / 32;
+  constexpr int kDecodeTasks = Tile::kWeightRows * kPiecesPerStage;  // per stage
   constexpr int kChunksPerPair = Tile::kStageValues * 2 / 16;      // 16-byte copies
   constexpr int kCopiesPerThread = (Tile::kActChunks + Tile::kThreads - 1) / Tile::kThreads;
   // Offset formats: the stage's 4 code sums of a pair come with its scale, by the same thread, as
@@ -104,6 +102,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   const int warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, tig = lane % 4;
   const int warp_m = warp % Tile::kWarpsM, warp_n = warp / Tile::kWarpsM;
+  // visible after the first item's barrier
+  for (int i = tid; i < Piece::kTableWords; i += Tile::kThreads) sm.table[i] = Piece::table_word(i);
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // ---- which expert, pairs and weight rows -----------------------------------------------
@@ -170,49 +170,35 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     };
 
     // Shared row r: gate/up, feature row_begin + 8*(r/16) + r%8 of gate (r%16 < 8) or up; down,
-    // row row_begin + r. Decode task = (r, span of the stage, piece of the span).
+    // row row_begin + r. Decode task = (r, 32-value piece of the stage).
     auto decode_stage = [&](int stage, int buf) {
 #pragma unroll
       for (int task = tid; task < kDecodeTasks; task += Tile::kThreads) {
-        const int r = task / kUnitsPerStage, unit = task % kUnitsPerStage;
+        const int r = task / kPiecesPerStage, piece = task % kPiecesPerStage;
         const int out_row = kGateUp ? row_begin + 8 * (r / 16) + r % 8 : row_begin + r;
         const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
-        int16_t w[kUnitValues];
-        WideScale scale[kUnitSpans];
-#pragma unroll
-        for (int j = 0; j < kUnitSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
-        const int k_value = stage * Tile::kStageValues + unit * kUnitValues;  // its first value
+        uint32_t h2[16];
+        WideScale scale[kPieceSpans];
+        const int k_value = stage * Tile::kStageValues + 32 * piece;  // its first value
         if (out_row < out_rows && k_value < K) {
           const uint8_t* block = tensor_base + static_cast<size_t>(out_row) * args.row_bytes +
                                  static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
-          if constexpr (kSubPairs)
-            SubPair::decode(block, (k_value % F::kBlockValues) / kSubBlockValues, w, scale);
-          else
-            Piece::decode(block, (k_value % F::kBlockValues) / S, unit % Piece::kPiecesPerSpan, w,
-                          scale[0]);
+          Piece::decode(block, (k_value % F::kBlockValues) / 32, sm.table, h2, scale);
         } else {
 #pragma unroll
-          for (int i = 0; i < kUnitValues; ++i) w[i] = 0;
+          for (int i = 0; i < 16; ++i) h2[i] = 0u;
+#pragma unroll
+          for (int j = 0; j < kPieceSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
         }
-        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][unit * kUnitValues]);
+        uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * piece]);
 #pragma unroll
-        for (int q = 0; q < kUnitValues / 8; ++q) {
-          uint32_t word[4];
+        for (int q = 0; q < 4; ++q) dst[q] = make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
+        if ((32 * piece) % S == 0) {  // the piece starts kPieceSpans spans of the stage
 #pragma unroll
-          for (int j = 0; j < 4; ++j)  // int16 -> f16 is exact for |w| <= 2048
-            word[j] =
-                static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j]))) |
-                (static_cast<uint32_t>(__half_as_ushort(__short2half_rn(w[8 * q + 2 * j + 1])))
-                 << 16);
-          dst[q] = make_uint4(word[0], word[1], word[2], word[3]);
-        }
-        // The unit's spans' factors (a 64-value span's: from its first half).
-        if (kSubPairs || unit % Piece::kPiecesPerSpan == 0) {
-          const int first_span = kSubPairs ? 2 * unit : unit / Piece::kPiecesPerSpan;
-#pragma unroll
-          for (int j = 0; j < kUnitSpans; ++j) {
-            sm.weight_scale[buf][r][first_span + j] = scale[j].scale;
-            if constexpr (F::kHasOffset) sm.weight_offset[buf][r][first_span + j] = scale[j].offset;
+          for (int j = 0; j < kPieceSpans; ++j) {
+            const int span = (32 * piece) / S + j;
+            sm.weight_scale[buf][r][span] = scale[j].scale;
+            if constexpr (F::kHasOffset) sm.weight_offset[buf][r][span] = scale[j].offset;
           }
         }
       }
@@ -257,22 +243,27 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         float dot[Tile::kMmaM][Tile::kMmaN][4];
 #pragma unroll
         for (int step = 0; step < Span::kSteps; ++step) {
-          const int k = sp * S + 16 * step + 2 * tig;
+          // The fragments by ldmatrix: lane l gives the row of 8x8 matrix l / 8. A (weights, rows x
+          // k): matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) of the m16 tile;
+          // B (codes, pairs x k): (n8 tile ni, k 0-7), (ni, 8-15), then the same for ni + 1.
+          const int k = sp * S + 16 * step;
           uint32_t a[Tile::kMmaM][4];
           uint32_t b[Tile::kMmaN][2];
 #pragma unroll
           for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-            const int row = warp_m * Tile::kWarpRows + 16 * mi + group;
-            a[mi][0] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k]);
-            a[mi][1] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k]);
-            a[mi][2] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row][k + 8]);
-            a[mi][3] = *reinterpret_cast<const uint32_t*>(&sm.weights[buf][row + 8][k + 8]);
+            const int row = warp_m * Tile::kWarpRows + 16 * mi + lane % 8 + 8 * ((lane / 8) % 2);
+            ldmatrix_x4(a[mi][0], a[mi][1], a[mi][2], a[mi][3], &sm.weights[buf][row][k + 8 * (lane / 16)]);
           }
 #pragma unroll
-          for (int ni = 0; ni < Tile::kMmaN; ++ni) {
-            const int pair = warp_n * Tile::kWarpPairs + 8 * ni + group;
-            b[ni][0] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k]);
-            b[ni][1] = *reinterpret_cast<const uint32_t*>(&sm.acts[slot][pair][k + 8]);
+          for (int ni = 0; ni + 1 < Tile::kMmaN; ni += 2) {
+            const int pair = warp_n * Tile::kWarpPairs + 8 * (ni + lane / 16) + lane % 8;
+            ldmatrix_x4(b[ni][0], b[ni][1], b[ni + 1][0], b[ni + 1][1],
+                        &sm.acts[slot][pair][k + 8 * ((lane / 8) % 2)]);
+          }
+          if constexpr (Tile::kMmaN % 2 == 1) {  // the last n8 tile alone (lanes 0-15 give the rows)
+            constexpr int ni = Tile::kMmaN - 1;
+            const int pair = warp_n * Tile::kWarpPairs + 8 * ni + lane % 8;
+            ldmatrix_x2(b[ni][0], b[ni][1], &sm.acts[slot][pair][k + 8 * ((lane / 8) % 2)]);
           }
 #pragma unroll
           for (int mi = 0; mi < Tile::kMmaM; ++mi)
