@@ -13,10 +13,12 @@
 // format of q10_formats.hpp once as gate/up (down Q8_0) and once as down (gate/up Q8_0), each at
 // its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
 // short activation block) with skewed routing and empty experts, and on multi-tile experts; and
-// mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880): against the rule's host
-// model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
+// mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880), and with each tensor ending
+// where mapped memory ends (a read past its last byte faults: mapped_end.hpp): against the rule's
+// host model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
 // in both roles at a K of the short stage plan, of several long stages and of 2048 with 16-byte
-// aligned tensors and rows (the raw stages by TMA), against the same two, and again with one bulk
+// aligned tensors and rows (the raw stages by TMA) and at a mapping's end, against the same two,
+// and again with one bulk
 // copy per weight row (STRATA_Q10_RAW_COPY=rows).
 // Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +42,7 @@
 #include "formats/registry.hpp"
 #include "gpu_test_util.hpp"
 #include "layer_run.hpp"
+#include "mapped_end.hpp"
 #include "moe_check.hpp"
 #include "pipeline/arith.hpp"
 #include "pipeline/arith_q10.hpp"
@@ -228,6 +232,26 @@ struct Q10Case {
   size_t weight_offset = 2;  // the tensors' bytes past a device allocation (test::upload_layer)
 };
 
+// weight_offset of a case whose tensors each end where mapped memory ends (mapped_end.hpp): a
+// read past a tensor's last byte faults.
+constexpr size_t kAtMappingEnd = SIZE_MAX;
+
+// The device copy of a case's weights, as its weight_offset says.
+struct CaseWeights {
+  CaseWeights(const MoeLayerWeights& host, size_t offset) {
+    if (offset == kAtMappingEnd) {
+      mapped.emplace(test::upload_layer_at_mapping_end(host));
+      weights = mapped->weights;
+    } else {
+      plain.emplace(test::upload_layer(host, offset));
+      weights = plain->weights;
+    }
+  }
+  std::optional<test::DeviceLayerCopy> plain;
+  std::optional<test::MappedEndLayer> mapped;
+  MoeLayerWeights weights;  // data pointers are device addresses
+};
+
 // The case's layer (synth::make_layer: seed s), routing (s + 1) and activations (s + 2).
 test::SyntheticCase make_case(const Q10Case& c, uint64_t seed) {
   synth::LayerSpec spec;
@@ -290,7 +314,7 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
   ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(host));
   const Q10Model want = q10_model(host, in);
 
-  const test::DeviceLayerCopy dev = test::upload_layer(host, c.weight_offset);
+  const CaseWeights dev(host, c.weight_offset);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
   ws.keep_h = true;
@@ -382,7 +406,7 @@ void check_against_the_cpu_arm(const Q10Case& c) {
   std::vector<float> y_cpu = test::poisoned(c.n_tokens * c.d);
   CpuDebugOutputs debug;
   run_cpu_q10(sc.layer.weights, in, y_cpu.data(), &debug);
-  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
+  const CaseWeights dev(sc.layer.weights, c.weight_offset);
   DeviceRun run(in, c.d);
   cuda::fused_q10::Q10Workspace ws;
   ws.keep_h = true;
@@ -478,6 +502,11 @@ std::vector<Q10Case> format_cases() {
                      CaseRouting::kSkewed, kPartner, fmt.type});
     cases.push_back({"down_" + fmt.name + "_multi_tile", 320, width_multi(b), 6, 2, 150,
                      CaseRouting::kSingleExpert, kPartner, fmt.type});
+    // Each tensor's last byte the last mapped one: a decode that reads past a block faults.
+    cases.push_back({"gate_up_" + fmt.name + "_at_mapping_end", width_odd(b), 96, 8, 2, 40,
+                     CaseRouting::kSkewed, fmt.type, kPartner, kAtMappingEnd});
+    cases.push_back({"down_" + fmt.name + "_at_mapping_end", 96, width_odd(b), 8, 2, 40,
+                     CaseRouting::kSkewed, kPartner, fmt.type, kAtMappingEnd});
   }
   // Mixed pairs at real geometries (gpt-oss: d = f = 2880 = 45 * 64, MXFP4).
   cases.push_back({"q4_K_q6_K", 512, 768, 16, 4, 33, CaseRouting::kSkewed, GgmlType::Q4_K,
@@ -551,6 +580,10 @@ std::vector<Q10Case> hopper_format_cases() {
                      CaseRouting::kSkewed, fmt.type, kPartner, 0});
     cases.push_back({"down_" + fmt.name + "_aligned", 128, 2048, 8, 2, 17,
                      CaseRouting::kSkewed, kPartner, fmt.type, 0});
+    cases.push_back({"gate_up_" + fmt.name + "_at_mapping_end", small, 128, 8, 2, 17,
+                     CaseRouting::kSkewed, fmt.type, kPartner, kAtMappingEnd});
+    cases.push_back({"down_" + fmt.name + "_at_mapping_end", 256, small, 8, 2, 17,
+                     CaseRouting::kSkewed, kPartner, fmt.type, kAtMappingEnd});
   }
   return cases;
 }

@@ -471,17 +471,23 @@ struct BiasedCodebook {
   static constexpr uint32_t kWords[4] = {word(0), word(1), word(2), word(3)};
 };
 
-// The 16 bytes at p (any alignment; shared memory) as four little-endian words: five aligned
-// 32-bit loads and funnel shifts (MXFP4's 17-byte blocks leave odd addresses).
+// The 16 bytes at p (any alignment; shared or global) as four little-endian words: the four
+// aligned 32-bit words from p's and funnel shifts (MXFP4's 17-byte blocks leave odd addresses).
+// Past those words only the bytes the 16 reach are read (none where p is 4-byte aligned): a whole
+// fifth word could lie past the tensor's end, in global memory across the end of a mapping.
 __device__ __forceinline__ void load_words4_any(const uint8_t* p, uint32_t (&w)[4]) {
   const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   const uint32_t* aligned = reinterpret_cast<const uint32_t*>(at & ~uintptr_t{3});
-  const uint32_t shift = 8u * static_cast<uint32_t>(at & 3u);
+  const uint32_t skew = static_cast<uint32_t>(at & 3u);
   uint32_t a[5];
 #pragma unroll
-  for (int i = 0; i < 5; ++i) a[i] = aligned[i];
+  for (int i = 0; i < 4; ++i) a[i] = aligned[i];
+  const uint8_t* tail = reinterpret_cast<const uint8_t*>(aligned + 4);
+  a[4] = skew >= 1 ? static_cast<uint32_t>(tail[0]) : 0u;
+  if (skew >= 2) a[4] |= static_cast<uint32_t>(tail[1]) << 8;
+  if (skew >= 3) a[4] |= static_cast<uint32_t>(tail[2]) << 16;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(a[i], a[i + 1], shift);
+  for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(a[i], a[i + 1], 8u * skew);
 }
 
 // The biased codebook bytes of a word of eight nibble codes through a register table: two prmt
