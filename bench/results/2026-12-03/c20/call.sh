@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Call 20: binaries built here (.device-probes/bin/*.xz, sm_90a only): strata-moe and fused_q10_test
 # of the tree to land (3157f9d + load_words4_any without reads past its 16 bytes, the at_mapping_end
-# test cases), strata-moe-c19 (3157f9d, call 19's strata-moe) for the Hopper A/B of that change.
+# test cases), strata-moe-c19 (3157f9d, call 19's strata-moe) for the Hopper A/B of that change,
+# fused_q10_test-old (3157f9d's kernels with the new test cases).
 set -u
 cd "$(dirname "$0")/../../../.."
 . scripts/device-prebuilt
 T=bin-run/fused_q10_test
 { echo "=== fused_q10_test"; timeout 240 $T --gtest_brief=1 2>&1 | tail -8; echo "rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
 mark tests
+if [[ -x $T-old ]]; then  # the new cases on 3157f9d's kernels: they must fail there
+  { echo "=== fused_q10_test-old, at_mapping_end, sm_80 then Hopper"
+    timeout 60 $T-old --gtest_brief=1 --gtest_filter='Formats/*Sm80*at_mapping_end*' 2>&1 | tail -25; echo "rc=${PIPESTATUS[0]}"
+    timeout 60 $T-old --gtest_brief=1 --gtest_filter='HopperFormats/*at_mapping_end*' 2>&1 | tail -6; echo "rc=${PIPESTATUS[0]}"
+  } > "$OUT/tests-old.log" 2>&1
+  mark tests-old
+fi
 { echo "=== memcheck sm_80, every format's odd_skewed case"
   timeout 130 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 3 $T --gtest_brief=1 \
     --gtest_filter='*Sm80KernelsBitwise*odd_skewed*' 2>&1 | head -40; echo "rc=${PIPESTATUS[0]}"
