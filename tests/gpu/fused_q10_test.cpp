@@ -14,12 +14,11 @@
 // its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
 // short activation block) with skewed routing and empty experts, and on multi-tile experts; and
 // mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880), and with each tensor ending
-// where mapped memory ends (a read past its last byte faults: mapped_end.hpp): against the rule's
-// host model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels): every format
-// in both roles at a K of the short stage plan, of several long stages and of 2048 with 16-byte
-// aligned tensors and rows (the raw stages by TMA) and at a mapping's end, against the same two,
-// and again with one bulk
-// copy per weight row (STRATA_Q10_RAW_COPY=rows).
+// where mapped memory ends (a read past its last byte faults: mapped_end.hpp): against the
+// rule's host model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels):
+// every format in both roles at a K of the short stage plan, of several long stages and of 2048
+// with 16-byte aligned tensors and rows (the raw stages by TMA) and at a mapping's end, against
+// the same two, and again with one bulk copy per weight row (STRATA_Q10_RAW_COPY=rows).
 // Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>

@@ -24,19 +24,24 @@ template <class Fn>
 Fn entry(const char* symbol) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
       found != cudaDriverEntryPointSuccess || fn == nullptr)
     throw std::runtime_error(std::string("mapped_end: no driver entry point ") + symbol);
   return reinterpret_cast<Fn>(fn);
 }
 
 inline void check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) throw std::runtime_error(std::string("mapped_end: ") + what + " failed (" + std::to_string(r) + ")");
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error(std::string("mapped_end: ") + what + " failed (" + std::to_string(r) +
+                             ")");
 }
 
 struct Driver {
-  decltype(&cuMemGetAllocationGranularity) granularity = entry<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
-  decltype(&cuMemAddressReserve) reserve = entry<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
+  decltype(&cuMemGetAllocationGranularity) granularity =
+      entry<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
+  decltype(&cuMemAddressReserve) reserve =
+      entry<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
   decltype(&cuMemAddressFree) free = entry<decltype(&cuMemAddressFree)>("cuMemAddressFree");
   decltype(&cuMemCreate) create = entry<decltype(&cuMemCreate)>("cuMemCreate");
   decltype(&cuMemRelease) release = entry<decltype(&cuMemRelease)>("cuMemRelease");
@@ -64,7 +69,8 @@ class MappedEndTensor {
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     size_t granule = 0;
-    mapped_end_detail::check(drv.granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+    mapped_end_detail::check(drv.granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                             "cuMemGetAllocationGranularity");
     mapped_ = (bytes + granule - 1) / granule * granule;
     reserved_ = mapped_ + granule;  // the granule past the mapping stays unmapped
     mapped_end_detail::check(drv.reserve(&base_, reserved_, granule, 0, 0), "cuMemAddressReserve");

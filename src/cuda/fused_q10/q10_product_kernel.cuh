@@ -53,7 +53,7 @@ struct Q10Shared {
   // The offset term's operands, for offset formats only (one unused element otherwise).
   static constexpr int kOffsetSpans = F::kHasOffset ? kSpansPerStage : 1;
   static constexpr int kOffsetSums = F::kHasOffset ? kSumsPerStage : 1;
-  alignas(16) uint32_t table[HalfPiece<F>::kTableWords];                      // the decode's lookup table
+  alignas(16) uint32_t table[HalfPiece<F>::kTableWords];  // the decode's lookup table
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
   alignas(16) int32_t act_sums[Tile::kActStages][Tile::kPairs][kOffsetSums];  // [slot][pair][16s]
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       "stages and blocks nest");
   using Span = mma::SpanMma<F>;  // NOTE: refuses formats whose span could reach 2^24
   using Shared = Q10Shared<F, Tile>;
-  using Piece = HalfPiece<F>;  // the decode unit: one 32-value piece as f16 pairs (hopper_q10_decode.hpp)
+  using Piece = HalfPiece<F>;  // the decode unit: one 32-value piece as f16 pairs
   constexpr int S = F::kWideSpan;
   constexpr int kSpansPerStage = Shared::kSpansPerStage;
   constexpr bool kGateUp = kEpilogue == Epilogue::kSwigluRequant;
@@ -192,7 +192,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         }
         uint4* dst = reinterpret_cast<uint4*>(&sm.weights[buf][r][32 * piece]);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) dst[q] = make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
+        for (int q = 0; q < 4; ++q)
+          dst[q] = make_uint4(h2[4 * q], h2[4 * q + 1], h2[4 * q + 2], h2[4 * q + 3]);
         if ((32 * piece) % S == 0) {  // the piece starts kPieceSpans spans of the stage
 #pragma unroll
           for (int j = 0; j < kPieceSpans; ++j) {
@@ -252,7 +253,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
           for (int mi = 0; mi < Tile::kMmaM; ++mi) {
             const int row = warp_m * Tile::kWarpRows + 16 * mi + lane % 8 + 8 * ((lane / 8) % 2);
-            ldmatrix_x4(a[mi][0], a[mi][1], a[mi][2], a[mi][3], &sm.weights[buf][row][k + 8 * (lane / 16)]);
+            ldmatrix_x4(a[mi][0], a[mi][1], a[mi][2], a[mi][3],
+                        &sm.weights[buf][row][k + 8 * (lane / 16)]);
           }
 #pragma unroll
           for (int ni = 0; ni + 1 < Tile::kMmaN; ni += 2) {
@@ -260,7 +262,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
             ldmatrix_x4(b[ni][0], b[ni][1], b[ni + 1][0], b[ni + 1][1],
                         &sm.acts[slot][pair][k + 8 * ((lane / 8) % 2)]);
           }
-          if constexpr (Tile::kMmaN % 2 == 1) {  // the last n8 tile alone (lanes 0-15 give the rows)
+          if constexpr (Tile::kMmaN % 2 == 1) {  // the last n8 tile alone (rows from lanes 0-15)
             constexpr int ni = Tile::kMmaN - 1;
             const int pair = warp_n * Tile::kWarpPairs + 8 * ni + lane % 8;
             ldmatrix_x2(b[ni][0], b[ni][1], &sm.acts[slot][pair][k + 8 * ((lane / 8) % 2)]);
