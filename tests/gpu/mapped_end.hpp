@@ -2,8 +2,8 @@
 // faults (an illegal address, not a silent read of a neighbour's bytes). Each tensor gets its own
 // range from the CUDA virtual memory API: its bytes rounded up to the allocation granularity are
 // mapped, the granule after them is reserved and left unmapped, and the tensor is placed so that
-// its last byte is the mapping's last. The driver's entry points come through the runtime
-// (cudaGetDriverEntryPointByVersion), so the tests link no driver library.
+// its last byte is the mapping's last. The driver's functions come through the runtime
+// (cuda/common/driver_entry.hpp), so the tests link no driver library.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/driver_entry.hpp"
 #include "pipeline/layer.hpp"
 
 namespace strata::test {
@@ -22,11 +23,8 @@ namespace mapped_end_detail {
 
 template <class Fn>
 Fn entry(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || fn == nullptr)
+  void* fn = cuda::driver_entry_point(symbol);
+  if (fn == nullptr)
     throw std::runtime_error(std::string("mapped_end: no driver entry point ") + symbol);
   return reinterpret_cast<Fn>(fn);
 }

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "cuda/common/driver_entry.hpp"
+
 namespace strata::cuda {
 namespace {
 
@@ -14,17 +16,8 @@ static_assert(sizeof(CUtensorMap) == sizeof(TensorMap) && alignof(CUtensorMap) <
 
 // cuTensorMapEncodeTiled, looked up once; null where the driver does not have it.
 PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();  // a missing entry point is an answer, not a sticky error
-      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
-  }();
+  static const auto fn =
+      reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(driver_entry_point("cuTensorMapEncodeTiled"));
   return fn;
 }
 
