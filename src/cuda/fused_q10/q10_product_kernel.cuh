@@ -120,16 +120,32 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         kGateUp ? args.weights[1] + static_cast<size_t>(expert) * args.expert_stride_bytes[1]
                 : gate_weights;
 
-    // Each thread copies fixed 16-byte chunks (and maybe one scale) of every stage.
-    int64_t copy_row[kCopiesPerThread];
+    // Each thread copies fixed 16-byte chunks (and maybe one scale) of every stage: chunk c of a
+    // stage is part c % kChunksPerPair of pair c / kChunksPerPair. Their sources, at the stage's
+    // offset 0, once per item (unsigned: the divisions are shifts).
+    const __half* copy_src[kCopiesPerThread];
     bool copy_valid[kCopiesPerThread];
 #pragma unroll
     for (int i = 0; i < kCopiesPerThread; ++i) {
-      const int chunk = tid + i * Tile::kThreads, pair = chunk / kChunksPerPair;
-      copy_valid[i] = chunk < Tile::kActChunks && pair < pair_count;
-      copy_row[i] = !copy_valid[i]               ? 0
-                    : args.pair_token != nullptr ? args.pair_token[pair_begin + pair]
-                                                 : static_cast<int64_t>(pair_begin) + pair;
+      const unsigned chunk = tid + i * Tile::kThreads, pair = chunk / kChunksPerPair;
+      copy_valid[i] = chunk < Tile::kActChunks && static_cast<int>(pair) < pair_count;
+      const int64_t row = !copy_valid[i]               ? 0
+                          : args.pair_token != nullptr ? args.pair_token[pair_begin + pair]
+                                                       : static_cast<int64_t>(pair_begin) + pair;
+      copy_src[i] = args.act_codes + row * K + 8 * (chunk % kChunksPerPair);
+    }
+    // Each thread's decode tasks (shared row r, 32-value piece) are the same in every stage of the
+    // item: their weight rows (null past the tensor's rows), once per item. Shared row r: gate/up,
+    // feature row_begin + 8*(r/16) + r%8 of gate (r%16 < 8) or up; down, row row_begin + r.
+    static_assert(kDecodeTasks % Tile::kThreads == 0, "every thread decodes as many pieces per stage");
+    constexpr int kTasksPerThread = kDecodeTasks / Tile::kThreads;
+    const uint8_t* task_row[kTasksPerThread];
+#pragma unroll
+    for (int i = 0; i < kTasksPerThread; ++i) {
+      const unsigned r = (tid + i * Tile::kThreads) / kPiecesPerStage;
+      const int out_row = kGateUp ? row_begin + static_cast<int>(8 * (r / 16) + r % 8) : row_begin + static_cast<int>(r);
+      const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
+      task_row[i] = out_row < out_rows ? tensor_base + static_cast<size_t>(out_row) * args.row_bytes : nullptr;
     }
     const bool scale_thread = tid < Tile::kPairs;
     const bool scale_valid = scale_thread && tid < pair_count;
@@ -144,11 +160,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         const int slot = stage % Tile::kActStages;
 #pragma unroll
         for (int i = 0; i < kCopiesPerThread; ++i) {
-          const int chunk = tid + i * Tile::kThreads;
+          const unsigned chunk = tid + i * Tile::kThreads;
           if (chunk < Tile::kActChunks) {
-            const int pair = chunk / kChunksPerPair, part = chunk % kChunksPerPair;
-            const int k = stage * Tile::kStageValues + 8 * part;
-            cp_async_16(&sm.acts[slot][pair][8 * part], args.act_codes + copy_row[i] * K + k,
+            const unsigned pair = chunk / kChunksPerPair, part = chunk % kChunksPerPair;
+            const int k = stage * Tile::kStageValues + static_cast<int>(8 * part);
+            cp_async_16(&sm.acts[slot][pair][8 * part], copy_src[i] + stage * Tile::kStageValues,
                         copy_valid[i] && k < K);
           }
         }
@@ -169,20 +185,17 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       cp_async_commit();  // an empty group past the end keeps the wait counts uniform
     };
 
-    // Shared row r: gate/up, feature row_begin + 8*(r/16) + r%8 of gate (r%16 < 8) or up; down,
-    // row row_begin + r. Decode task = (r, 32-value piece of the stage).
+    // Decode task = (shared row r, 32-value piece of the stage), task_row above.
     auto decode_stage = [&](int stage, int buf) {
 #pragma unroll
-      for (int task = tid; task < kDecodeTasks; task += Tile::kThreads) {
-        const int r = task / kPiecesPerStage, piece = task % kPiecesPerStage;
-        const int out_row = kGateUp ? row_begin + 8 * (r / 16) + r % 8 : row_begin + r;
-        const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
+      for (int i = 0; i < kTasksPerThread; ++i) {
+        const unsigned task = tid + i * Tile::kThreads;
+        const unsigned r = task / kPiecesPerStage, piece = task % kPiecesPerStage;
         uint32_t h2[16];
         WideScale scale[kPieceSpans];
-        const int k_value = stage * Tile::kStageValues + 32 * piece;  // its first value
-        if (out_row < out_rows && k_value < K) {
-          const uint8_t* block = tensor_base + static_cast<size_t>(out_row) * args.row_bytes +
-                                 static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
+        const unsigned k_value = stage * Tile::kStageValues + 32 * piece;  // its first value
+        if (task_row[i] != nullptr && static_cast<int>(k_value) < K) {
+          const uint8_t* block = task_row[i] + static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
           Piece::decode(block, (k_value % F::kBlockValues) / 32, sm.table, h2, scale);
         } else {
 #pragma unroll
