@@ -124,6 +124,10 @@ struct HopperQ10Tile {
   // columns in two halves of 64 (m64n64 wgmma), so that the span dot takes 32 registers, not 64.
   static constexpr int kDotCols = kDecoderGroup ? 64 : kWgCols;
   static constexpr int kDotGroups = kWgCols / kDotCols;
+  // Span dots in flight together: beside a decoder warpgroup, the chunk's spans of a column group
+  // two at a time (formats of 16- and 32-value spans), one commit and one wait for both, in two
+  // span-dot sets; elsewhere one span at a time.
+  static constexpr int kSpanBatch = kDecoderGroup && kSpansPerChunk > 1 ? 2 : 1;
   static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
   static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
@@ -134,8 +138,10 @@ struct HopperQ10Tile {
   static constexpr bool kWideProducer = !kDecoderGroup && kHopperQ10WideProducer<F, Ops>;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
   static constexpr int kProducerRegisters = kDecoderGroup ? 32 : kWideProducer ? 56 : 40;
-  static constexpr int kDecoderRegisters = kDecoderGroup ? 128 : 0;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? 176 : kWideProducer ? 224 : 232;
+  // Two span-dot sets (kSpanBatch) take 32 more registers per consumer thread: 184 beside a
+  // decoder at 104.
+  static constexpr int kDecoderRegisters = !kDecoderGroup ? 0 : kSpanBatch == 2 ? 104 : 128;
+  static constexpr int kConsumerRegisters = kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -178,6 +184,7 @@ struct HopperQ10Tile {
   static_assert(128 * (kProducerRegisters + kDecoderRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(BBufs >= 2, "the decoder runs at least one chunk ahead");
+  static_assert(kSpansPerChunk % kSpanBatch == 0, "whole batches of spans per chunk");
   static_assert(Stages >= 2, "a stage decodes while the next stage's blocks land");
   static_assert(ActStageValues % kChunk == 0 && StageValues % ActStageValues == 0,
                 "whole activation blocks per activation stage, whole activation stages per raw stage");
@@ -569,9 +576,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
   [[maybe_unused]] const int decoder = tid - 128;  // this thread among the decoding consumers
 
-  float span_dot[Tile::kDotCols / 2];
+  float span_dot[Tile::kSpanBatch][Tile::kDotCols / 2];
 #pragma unroll
-  for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[r] = 0.0f;
+  for (int b = 0; b < Tile::kSpanBatch; ++b)
+#pragma unroll
+    for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[b][r] = 0.0f;
 
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     float acc[Tile::kAccRegs];
@@ -620,56 +629,69 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
 
 #pragma unroll
-      for (int j = 0; j < Tile::kSpansPerChunk; ++j) {
-        float a_sum[2] = {0.0f, 0.0f};  // the span's activation code sums (formats with an offset)
+      for (int jb = 0; jb < Tile::kSpansPerChunk; jb += Tile::kSpanBatch) {
+        // The batch's span code sums per pair (formats with an offset).
+        float a_sum[Tile::kSpanBatch][2] = {};
         if constexpr (Tile::kOffset) {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            int32_t total = 0;
+          for (int b = 0; b < Tile::kSpanBatch; ++b)
 #pragma unroll
-            for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
-              total += slot.act_sum[pair0 + 8 * h][(act_cis * Tile::kChunk + j * Tile::kSpan) / kQ10SumValues + q];
-            a_sum[h] = static_cast<float>(total);
-          }
+            for (int h = 0; h < 2; ++h) {
+              int32_t total = 0;
+#pragma unroll
+              for (int q = 0; q < Tile::kSpan / kQ10SumValues; ++q)
+                total += slot.act_sum[pair0 + 8 * h]
+                                     [(act_cis * Tile::kChunk + (jb + b) * Tile::kSpan) / kQ10SumValues + q];
+              a_sum[b][h] = static_cast<float>(total);
+            }
         }
 #pragma unroll
         for (int g = 0; g < Tile::kDotGroups; ++g) {
-          // ---- span j's exact integer dot over column group g: S/16 wgmma k16 steps, the
-          // accumulator restarted --------------------------------------------------------------
-          mma::fence_accumulators(span_dot);
+          // ---- the batch's exact integer span dots over column group g: per span S/16 wgmma k16
+          // steps, the accumulator restarted; one commit and one wait for the batch -------------
+#pragma unroll
+          for (int b = 0; b < Tile::kSpanBatch; ++b) mma::fence_accumulators(span_dot[b]);
           mma::wgmma_fence();
 #pragma unroll
-          for (int step = 0; step < Tile::kSteps; ++step) {
-            const int k16 = j * Tile::kSteps + step;
-            const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
-                                                      g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
-                                                  Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
-            Span::template step_wgmma_rs<Tile::kDotCols>(span_dot, a_frag[k16], desc, step);
-          }
+          for (int b = 0; b < Tile::kSpanBatch; ++b)
+#pragma unroll
+            for (int step = 0; step < Tile::kSteps; ++step) {
+              const int k16 = (jb + b) * Tile::kSteps + step;
+              const uint64_t desc = mma::wgmma_desc(b_base + 2 * k16 * Tile::kCoreLeadingBytes +
+                                                        g * (Tile::kDotCols / 8) * Tile::kCoreStrideBytes,
+                                                    Tile::kCoreLeadingBytes, Tile::kCoreStrideBytes);
+              Span::template step_wgmma_rs<Tile::kDotCols>(span_dot[b], a_frag[k16], desc, step);
+            }
           mma::wgmma_commit();
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
-            if (j == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+            if (jb == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
           mma::wgmma_wait<0>();
-          mma::fence_accumulators(span_dot);
+#pragma unroll
+          for (int b = 0; b < Tile::kSpanBatch; ++b) mma::fence_accumulators(span_dot[b]);
 
-          // ---- fold: fold_span<F>'s operations, one for one ------------------------------------
+          // ---- fold: fold_span<F>'s operations, one for one, the batch's spans in order --------
           if (live) {
 #pragma unroll
-            for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
-              const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
-              const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
-              float2 w_offset = make_float2(0.0f, 0.0f);
-              if constexpr (Tile::kOffset) w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
+            for (int b = 0; b < Tile::kSpanBatch; ++b) {
+              const int j = jb + b;
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const int d = 4 * jj + 2 * h;                                // in the span dot
-                const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
-                acc[r] = fmaf(span_dot[d], w_scale.x * a_scale[h], acc[r]);
-                acc[r + 1] = fmaf(span_dot[d + 1], w_scale.y * a_scale[h], acc[r + 1]);
-                if constexpr (Tile::kOffset) {
-                  acc[r] = fmaf(a_sum[h], w_offset.x * a_scale[h], acc[r]);
-                  acc[r + 1] = fmaf(a_sum[h], w_offset.y * a_scale[h], acc[r + 1]);
+              for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
+                const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
+                const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
+                float2 w_offset = make_float2(0.0f, 0.0f);
+                if constexpr (Tile::kOffset)
+                  w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const int d = 4 * jj + 2 * h;                                // in the span dot
+                  const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
+                  acc[r] = fmaf(span_dot[b][d], w_scale.x * a_scale[h], acc[r]);
+                  acc[r + 1] = fmaf(span_dot[b][d + 1], w_scale.y * a_scale[h], acc[r + 1]);
+                  if constexpr (Tile::kOffset) {
+                    acc[r] = fmaf(a_sum[b][h], w_offset.x * a_scale[h], acc[r]);
+                    acc[r + 1] = fmaf(a_sum[b][h], w_offset.y * a_scale[h], acc[r + 1]);
+                  }
                 }
               }
             }
