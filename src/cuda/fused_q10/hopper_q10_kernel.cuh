@@ -72,7 +72,8 @@ namespace strata::cuda::fused_q10 {
 template <class F, int Ops>
 inline constexpr bool kDecoderGroupFormat =
     std::is_same_v<F, Iq3S> || std::is_same_v<F, Q2_0> || std::is_same_v<F, Q6_K> || std::is_same_v<F, Q8_0> ||
-    (Ops == 2 && std::is_same_v<F, Q4_K>);
+    (Ops == 2 && std::is_same_v<F, Q4_K>) || std::is_same_v<F, Iq4Xs> || std::is_same_v<F, Mxfp4> ||
+    std::is_same_v<F, Iq4Nl> || std::is_same_v<F, Iq2Xxs>;
 
 template <class F, int Ops, int Pairs>
 inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
