@@ -42,6 +42,9 @@
 #include "cuda/fused_hopper/span_copy.hpp"
 #include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "formats/iq1_m.hpp"
+#include "formats/iq1_s.hpp"
+#include "formats/iq2_s.hpp"
+#include "formats/nvfp4.hpp"
 #include "formats/q2_k.hpp"
 #include "formats/q3_k.hpp"
 #include "formats/q8_0.hpp"
@@ -66,14 +69,16 @@ namespace strata::cuda::fused_q10 {
 //                               large blocks of the K-quants fit in shared memory beside them).
 // The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
 // spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
-// Whether the tile decodes in a warpgroup of its own: measured faster for the pair-split tile
-// (128 pairs, one B set), and only for the formats whose decode then fits the decoder warpgroup's
-// registers without spilling (ptxas -v); elsewhere the consumers decode.
+// Whether the tile decodes in a warpgroup of its own: the pair-split tile (128 pairs, one B set)
+// of every format but those whose kernel then spills (ptxas -v: IQ1_S, IQ1_M, IQ2_S, NVFP4 and
+// TQ1_0 gate/up, 4 bytes) or measured slower with it (H200, bench/results/2026-12-03-batches.md:
+// Q5_0 +7 %, TQ1_0 down +24 %, Q4_K down +1 %); elsewhere the consumers decode.
 template <class F, int Ops>
 inline constexpr bool kDecoderGroupFormat =
-    std::is_same_v<F, Iq3S> || std::is_same_v<F, Q2_0> || std::is_same_v<F, Q6_K> || std::is_same_v<F, Q8_0> ||
-    (Ops == 2 && std::is_same_v<F, Q4_K>) || std::is_same_v<F, Iq4Xs> || std::is_same_v<F, Mxfp4> ||
-    std::is_same_v<F, Iq4Nl> || std::is_same_v<F, Iq2Xxs>;
+    !std::is_same_v<F, Q5_0> &&
+    !(Ops == 2 && (std::is_same_v<F, Iq1S> || std::is_same_v<F, Iq1M> || std::is_same_v<F, Iq2S> ||
+                   std::is_same_v<F, Nvfp4> || std::is_same_v<F, Tq1_0>)) &&
+    !(Ops == 1 && (std::is_same_v<F, Tq1_0> || std::is_same_v<F, Q4_K>));
 
 template <class F, int Ops, int Pairs>
 inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
