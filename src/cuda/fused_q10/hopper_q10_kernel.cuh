@@ -147,7 +147,8 @@ struct HopperQ10Tile {
   // Two span-dot sets (kSpanBatch) take 32 more registers per consumer thread: 184 beside a
   // decoder at 104.
   static constexpr int kDecoderRegisters = !kDecoderGroup ? 0 : kSpanBatch == 2 ? 104 : 128;
-  static constexpr int kConsumerRegisters = kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
+  static constexpr int kConsumerRegisters =
+      kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -671,7 +672,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
           mma::wgmma_commit();
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
-            if (jb == 0 && has_next) hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+            if (jb == 0 && has_next)
+              hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
           mma::wgmma_wait<0>();
 #pragma unroll
           for (int b = 0; b < Tile::kSpanBatch; ++b) mma::fence_accumulators(span_dot[b]);

@@ -137,15 +137,18 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     // Each thread's decode tasks (shared row r, 32-value piece) are the same in every stage of the
     // item: their weight rows (null past the tensor's rows), once per item. Shared row r: gate/up,
     // feature row_begin + 8*(r/16) + r%8 of gate (r%16 < 8) or up; down, row row_begin + r.
-    static_assert(kDecodeTasks % Tile::kThreads == 0, "every thread decodes as many pieces per stage");
+    static_assert(kDecodeTasks % Tile::kThreads == 0,
+                  "every thread decodes as many pieces per stage");
     constexpr int kTasksPerThread = kDecodeTasks / Tile::kThreads;
     const uint8_t* task_row[kTasksPerThread];
 #pragma unroll
     for (int i = 0; i < kTasksPerThread; ++i) {
       const unsigned r = (tid + i * Tile::kThreads) / kPiecesPerStage;
-      const int out_row = kGateUp ? row_begin + static_cast<int>(8 * (r / 16) + r % 8) : row_begin + static_cast<int>(r);
+      const int out_row = row_begin + static_cast<int>(kGateUp ? 8 * (r / 16) + r % 8 : r);
       const uint8_t* tensor_base = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
-      task_row[i] = out_row < out_rows ? tensor_base + static_cast<size_t>(out_row) * args.row_bytes : nullptr;
+      task_row[i] = out_row < out_rows
+                        ? tensor_base + static_cast<size_t>(out_row) * args.row_bytes
+                        : nullptr;
     }
     const bool scale_thread = tid < Tile::kPairs;
     const bool scale_valid = scale_thread && tid < pair_count;
@@ -195,7 +198,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         WideScale scale[kPieceSpans];
         const unsigned k_value = stage * Tile::kStageValues + 32 * piece;  // its first value
         if (task_row[i] != nullptr && static_cast<int>(k_value) < K) {
-          const uint8_t* block = task_row[i] + static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
+          const uint8_t* block =
+              task_row[i] + static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
           Piece::decode(block, (k_value % F::kBlockValues) / 32, sm.table, h2, scale);
         } else {
 #pragma unroll
@@ -320,7 +324,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         }
       }
 
-      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the barrier)
+      // ---- weights of stage + 1 into the other buffer (last read at stage - 1, before the
+      // barrier)
       if (stage + 1 < n_stages) decode_stage(stage + 1, buf ^ 1);
     }
     cp_async_wait<0>();  // no copy outlives the item (the empty tail groups included)
