@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           Piece::decode(block, (k_value % F::kBlockValues) / 32, sm.table, h2, scale);
         } else {
 #pragma unroll
-          for (int i = 0; i < 16; ++i) h2[i] = 0u;
+          for (int q = 0; q < 16; ++q) h2[q] = 0u;
 #pragma unroll
           for (int j = 0; j < kPieceSpans; ++j) scale[j] = WideScale{0.0f, 0.0f};
         }
