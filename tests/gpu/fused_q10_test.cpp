@@ -16,9 +16,10 @@
 // mixed pairs at real geometries (MXFP4 at gpt-oss's d = f = 2880), and with each tensor ending
 // where mapped memory ends (a read past its last byte faults: mapped_end.hpp): against the
 // rule's host model, the q10 CPU arm, reruns and both tiles. HopperFormats (the sm_90a kernels):
-// every format in both roles at a K of the short stage plan, of several long stages and of 2048
-// with 16-byte aligned tensors and rows (the raw stages by TMA) and at a mapping's end, against
-// the same two, and again with one bulk copy per weight row (STRATA_Q10_RAW_COPY=rows).
+// every format in both roles at a K that ends in a partial stage, of several whole stages and of
+// 2048 with 16-byte aligned tensors and rows (the raw stages by TMA) and at a mapping's end, and
+// MXFP4 at gpt-oss's 2880 x 2880, against the same two, and again with one bulk copy per weight
+// row (STRATA_Q10_RAW_COPY=rows).
 // Seeds are printed on failure and replay with
 // STRATA_Q10_TEST_SEED=<seed>. Skips without a device; the support checks run without one.
 #include <gtest/gtest.h>
@@ -554,9 +555,9 @@ INSTANTIATE_TEST_SUITE_P(Formats, FusedQ10Format, ::testing::ValuesIn(format_cas
 
 // ---- every format on the sm_90a kernels ------------------------------------------------------
 // Geometry they carry: d and f multiples of 64 (and of the block). Per format and role, a "small"
-// case whose K is no multiple of the long stage where the block allows it (the short stage plan:
+// case whose K is no multiple of the stage where the block allows it (a partial last stage:
 // K = 320 for blocks of 32 or 64, 384 for 128; K = 256 for 256-value blocks), and a "long" case
-// of several long stages with a multi-tile expert; the partner is Q8_0. Both tiles run (the
+// of several whole stages with a multi-tile expert; the partner is Q8_0. Both tiles run (the
 // fixture forces each).
 int64_t hopper_width_small(int block) { return block <= 64 ? 320 : block == 128 ? 384 : 256; }
 
@@ -584,6 +585,10 @@ std::vector<Q10Case> hopper_format_cases() {
     cases.push_back({"down_" + fmt.name + "_at_mapping_end", 256, small, 8, 2, 17,
                      CaseRouting::kSkewed, kPartner, fmt.type, kAtMappingEnd});
   }
+  // gpt-oss's d = f = 2880 in MXFP4 (1530-byte rows): eleven gate/up stages of 256 values and one
+  // of 64, twenty-two down stages of 128 and one of 64.
+  cases.push_back({"mxfp4_gpt_oss", 2880, 2880, 8, 2, 40, CaseRouting::kSkewed, GgmlType::MXFP4,
+                   GgmlType::MXFP4, 0});
   return cases;
 }
 

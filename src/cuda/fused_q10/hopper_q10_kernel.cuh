@@ -281,17 +281,21 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 // own so that the per-row copies' registers are not live beside it.
 template <class F, class Tile, bool kTma>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
-                                                    int64_t n_items, int col_blocks, int n_stages) {
+                                                    int64_t n_items, int col_blocks, int n_chunks) {
   const Q10ProductArgs& args = a.p;
   uint32_t raw_use = 0, act_use = 0;  // slots filled so far by this CTA
   uint32_t item_use = 0;               // items handed to the consumers so far
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
+  const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
     const bool has_pair = pt < w.pair_count;
     const int64_t act_row =
         !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
     for (int stage = 0; stage < n_stages; ++stage) {
+      // The last stage of a row holds the chunks left (K no multiple of the stage): its bytes go by
+      // per-row copies (the launcher takes no TMA boxes for such rows).
+      const int stage_chunks = min(Tile::kChunksPerStage, n_chunks - stage * Tile::kChunksPerStage);
       {  // the stage's raw blocks
         const int s = static_cast<int>(raw_use % Tile::kStages);
         if (raw_use >= Tile::kStages) mbarrier_wait(&sm.raw_empty[s], ((raw_use / Tile::kStages) - 1) & 1u);
@@ -326,8 +330,10 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
               const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
               uint32_t offset = 0;
               uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n)];
-              const uint32_t size = fused_hopper::span_copy_plan(dst, src, Tile::kRawBytes, args.weights[op],
-                                                                 a.weights_end[op], pass == 0, offset);
+              const int stage_bytes =
+                  stage_chunks * Tile::kChunk / F::kBlockValues * F::kBlockBytes;
+              const uint32_t size = fused_hopper::span_copy_plan(
+                  dst, src, stage_bytes, args.weights[op], a.weights_end[op], pass == 0, offset);
               if (pass == 0) bytes += size;
               else if (size > 0)
                 bulk_copy_g2s(dst + offset, src - (reinterpret_cast<uintptr_t>(src) & 15u) + offset, size,
@@ -339,6 +345,9 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
         ++raw_use;
       }
       for (int part = 0; part < Tile::kActStagesPerStage; ++part, ++act_use) {  // its activation stages
+        const int act_chunks =
+            min(Tile::kChunksPerActStage, stage_chunks - part * Tile::kChunksPerActStage);
+        if (act_chunks <= 0) break;  // past K in the row's last stage
         const int s = static_cast<int>(act_use % Tile::kActStages);
         if (act_use >= Tile::kActStages) mbarrier_wait(&sm.act_empty[s], ((act_use / Tile::kActStages) - 1) & 1u);
         HopperQ10ActSlot<Tile>& slot = sm.act_slot[s];
@@ -347,15 +356,18 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
         if (has_pair) {  // scales (and sums): ordinary stores, released by the arrival below
           const float* src = args.act_scales + act_row * act_blocks_per_row + act_stage * Tile::kActBlocks;
 #pragma unroll
-          for (int q = 0; q < Tile::kActBlocks; ++q) slot.act_scale[pt][q] = src[q];
+          for (int q = 0; q < Tile::kActBlocks; ++q)
+            if (q < act_chunks) slot.act_scale[pt][q] = src[q];
           if constexpr (Tile::kOffset) {
             // K % 64 == 0: a row's sums start 16-byte aligned, and so do a stage's.
             const int4* sums = reinterpret_cast<const int4*>(args.act_sums + act_row * (args.in_features / kQ10SumValues) +
                                                              act_stage * Tile::kActSums);
+            static_assert(Tile::kActSums / 4 == Tile::kActBlocks, "four sums per activation block");
 #pragma unroll
-            for (int q = 0; q < Tile::kActSums / 4; ++q) reinterpret_cast<int4*>(slot.act_sum[pt])[q] = sums[q];
+            for (int q = 0; q < Tile::kActSums / 4; ++q)
+              if (q < act_chunks) reinterpret_cast<int4*>(slot.act_sum[pt])[q] = sums[q];
           }
-          bytes = Tile::kActStageValues * sizeof(__half);
+          bytes = act_chunks * Tile::kChunk * sizeof(__half);
         }
         mbarrier_arrive_expect_tx(&sm.act_full[s], bytes);
         if (has_pair)
@@ -476,13 +488,14 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
   }
 }
 
-// One chunk u of an item (its raw stages start at raw_use; the chunk's B buffer use is b_at):
-// waits for the raw stage (its first chunk; the item's first stage was waited for already) and for
-// the B buffer, decodes thread t's tasks, gives the raw stage back after its last chunk, and
-// announces the buffer.
+// One chunk u of an item's n_chunks (its raw stages start at raw_use; the chunk's B buffer use is
+// b_at): waits for the raw stage (its first chunk; the item's first stage was waited for already)
+// and for the B buffer, decodes thread t's tasks, gives the raw stage back after its last chunk (or
+// the row's), and announces the buffer.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, uint32_t rows, int t,
-                                                       uint32_t raw_use, uint32_t b_at, int u) {
+__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, uint32_t rows,
+                                                       int t, uint32_t raw_use, uint32_t b_at,
+                                                       int u, int n_chunks) {
   const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
   const uint32_t raw_at = raw_use + stage;
   const uint32_t raw_index = raw_at % Tile::kStages;
@@ -490,7 +503,8 @@ __device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>&
   const int buf = static_cast<int>(b_at % Tile::kBBufs);
   if (b_at >= Tile::kBBufs) mbarrier_wait(&sm.b_empty[buf], ((b_at / Tile::kBBufs) - 1) & 1u);
   hopper_q10_decode_chunk<F, Tile>(sm, sm.raw_slot[raw_index], rows, t, stage, cis, buf);
-  if (cis == Tile::kChunksPerStage - 1) mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
+  if (cis == Tile::kChunksPerStage - 1 || u == n_chunks - 1)
+    mbarrier_arrive(&sm.raw_empty[raw_index]);  // stage decoded
   fence_proxy_async_shared();  // the generic stores above, before the tensor cores read them
   mbarrier_arrive(&sm.b_full[buf]);
 }
@@ -510,14 +524,14 @@ __device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const Q10Product
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm, int t,
-                                                   int64_t n_items, int n_stages) {
+                                                   int64_t n_items, int n_chunks, int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
-  const int n_chunks = n_stages * Tile::kChunksPerStage;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
     uint32_t rows = 0;
     hopper_q10_decode_item<F, Tile>(args, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
-    for (int u = 0; u < n_chunks; ++u) hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u);
+    for (int u = 0; u < n_chunks; ++u)
+      hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u, n_chunks);
     raw_use += n_stages;
     b_use += n_chunks;
   }
@@ -535,7 +549,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const int n_stages = args.in_features / Tile::kStageValues;
+  // K % 64 == 0 (the launcher checks); the row's last raw and activation stages may hold fewer
+  // chunks than the others.
+  const int n_chunks = args.in_features / Tile::kChunk;
+  const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
+  const int n_act_stages = (n_chunks + Tile::kChunksPerActStage - 1) / Tile::kChunksPerActStage;
   const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
   const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
 
@@ -554,15 +572,15 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   if (warpgroup == 0) {
     setmaxnreg_decrease<Tile::kProducerRegisters>();
     if (Tile::kRawTma && a.raw_tma != 0)
-      hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_stages);
+      hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_chunks);
     else
-      hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_stages);
+      hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_chunks);
     return;
   }
   if constexpr (Tile::kDecoderGroup) {
     if (warpgroup == 1) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
-      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_stages);
+      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_chunks, n_stages);
       return;
     }
   }
@@ -578,7 +596,6 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   const int set = Tile::kPairSplit ? 0 : c;
   const int pair_base = Tile::kPairSplit ? Tile::kConsumerPairs * c : 0;
   const int col_base = set * Tile::kWgCols;
-  const int n_chunks = n_stages * Tile::kChunksPerStage;
   uint32_t act_use = 0, item_use = 0, b_use = 0;  // slots consumed by the items before this one
   [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
   [[maybe_unused]] const int decoder = tid - 128;  // this thread among the decoding consumers
@@ -600,7 +617,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     [[maybe_unused]] uint32_t rows = 0;
     if constexpr (!Tile::kDecoderGroup) {
       w = hopper_q10_decode_item<F, Tile>(args, sm, decoder, raw_use, item_use, rows);
-      hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0);
+      hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0, n_chunks);
     }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);
     if constexpr (Tile::kDecoderGroup) w = sm.items[item_use % Tile::kItemSlots];
@@ -673,7 +690,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
           // While the products run: the next chunk, when the consumers decode.
           if constexpr (!Tile::kDecoderGroup)
             if (jb == 0 && has_next)
-              hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1);
+              hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_at + 1, u + 1,
+                                              n_chunks);
           mma::wgmma_wait<0>();
 #pragma unroll
           for (int b = 0; b < Tile::kSpanBatch; ++b) mma::fence_accumulators(span_dot[b]);
@@ -707,11 +725,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
         }
       }
       mbarrier_arrive(&sm.b_empty[buf]);  // products done, scales read
-      if (act_cis == Tile::kChunksPerActStage - 1) mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
+      if (act_cis == Tile::kChunksPerActStage - 1 || u == n_chunks - 1)
+        mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
     }
     b_use += n_chunks;
     raw_use += n_stages;
-    act_use += n_stages * Tile::kActStagesPerStage;
+    act_use += n_act_stages;
 
     // ---- epilogue ----------------------------------------------------------------------------
     if constexpr (Tile::kOps == 2) {

@@ -21,7 +21,7 @@ inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynami
 // The tensor maps of the launch's weight tensors ([E, out_rows, row_bytes] bytes), where TMA can
 // move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors (as a GGUF file's are),
 // rows and expert strides of whole 16-byte units, every expert's rows inside [weights,
-// weights_end). False: the per-row bulk copies.
+// weights_end), rows of whole stages. False: the per-row bulk copies.
 template <class Tile>
 bool hopper_q10_raw_maps(HopperQ10Args& a) {
   if constexpr (!Tile::kRawTma) {
@@ -30,6 +30,7 @@ bool hopper_q10_raw_maps(HopperQ10Args& a) {
   } else {
     const Q10ProductArgs& p = a.p;
     if (p.n_expert < 1 || p.out_rows < 1 || p.row_bytes == 0) return false;
+    if (p.in_features % Tile::kStageValues != 0) return false;  // a partial last stage
     const auto rows = static_cast<uint64_t>(p.out_rows), experts = static_cast<uint64_t>(p.n_expert);
     for (int op = 0; op < Tile::kOps; ++op) {
       const uint64_t stride = p.expert_stride_bytes[op], expert_bytes = rows * p.row_bytes;
@@ -116,12 +117,12 @@ constexpr HopperQ10Config hopper_q10_fit_or_split() {
                               HopperQ10Config{256, 2, 128, 2, 2}, HopperQ10Config{256, 2, 64, 2, 2}>();
 }
 
-// The configuration for rows of K values that are a multiple of `stage_values`: gate/up in stages
-// of 256 values (one 256-value block per row), down in stages of 128 (3 or 4 in flight) where the
-// format's blocks allow, else a split ring. The short configuration (stages of max(64, block)
-// values) serves rows that are not a multiple of the long stage.
+// The configuration: gate/up in stages of 256 values (one 256-value block per row), down in stages
+// of 128 (3 or 4 in flight) where the format's blocks allow, else a split ring. A row of K values
+// that is no multiple of the stage ends in a stage of the chunks left (any K % 64 == 0 of whole
+// blocks).
 template <class F, int Ops, int Pairs>
-constexpr HopperQ10Config hopper_q10_long_config() {
+constexpr HopperQ10Config hopper_q10_config() {
   constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
   if constexpr (Ops == 2) {
     return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, b), same_rings(128, 3, b),
@@ -136,29 +137,13 @@ constexpr HopperQ10Config hopper_q10_long_config() {
 }
 
 template <class F, int Ops, int Pairs>
-constexpr HopperQ10Config hopper_q10_short_config() {
-  constexpr int kValues = F::kBlockValues > 64 ? F::kBlockValues : 64;
-  constexpr int b = kHopperQ10BBufs<F, Ops, Pairs>;
-  return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(kValues, 4, b), same_rings(kValues, 3, b),
-                                 same_rings(kValues, 2, b)>();
-}
-
-template <class F, int Ops, int Pairs>
 void launch_hopper_q10_pairs(const HopperQ10Args& args, cudaStream_t stream) {
-  constexpr HopperQ10Config kLong = hopper_q10_long_config<F, Ops, Pairs>();
-  if (args.p.in_features % kLong.stage_values == 0) {
-    launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kLong>>(args, stream);
-    return;
-  }
-  constexpr HopperQ10Config kShort = hopper_q10_short_config<F, Ops, Pairs>();
-  if constexpr (kShort.stage_values < kLong.stage_values) {
-    if (args.p.in_features % kShort.stage_values == 0) {
-      launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kShort>>(args, stream);
-      return;
-    }
-  }
-  throw Error(Status::kInternal, "q10 Hopper kernels: K = " + std::to_string(args.p.in_features) +
-                                     " is no multiple of a stage (the arm's supports() let it through)");
+  if (args.p.in_features % kQ10BlockValues != 0 || args.p.in_features % F::kBlockValues != 0)
+    throw Error(Status::kInternal,
+                "q10 Hopper kernels: K = " + std::to_string(args.p.in_features) +
+                    " is no multiple of 64 and of the block (the arm's supports() let it through)");
+  constexpr HopperQ10Config kConfig = hopper_q10_config<F, Ops, Pairs>();
+  launch_hopper_q10_tile<F, HopperQ10TileOf<F, Ops, Pairs, kConfig>>(args, stream);
 }
 
 // `pairs` (64 or 128) must be the tile the grouping's tile offsets were built for.
