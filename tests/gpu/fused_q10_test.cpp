@@ -584,6 +584,12 @@ std::vector<Q10Case> hopper_format_cases() {
                      CaseRouting::kSkewed, fmt.type, kPartner, kAtMappingEnd});
     cases.push_back({"down_" + fmt.name + "_at_mapping_end", 256, small, 8, 2, 17,
                      CaseRouting::kSkewed, kPartner, fmt.type, kAtMappingEnd});
+    // The small K with 16-byte-aligned tensors: the raw stages by TMA whatever the row bytes (in
+    // groups of 16-byte phases), the last stage partial.
+    cases.push_back({"gate_up_" + fmt.name + "_small_aligned", small, 128, 8, 2, 17,
+                     CaseRouting::kSkewed, fmt.type, kPartner, 0});
+    cases.push_back({"down_" + fmt.name + "_small_aligned", 256, small, 8, 2, 17,
+                     CaseRouting::kSkewed, kPartner, fmt.type, 0});
   }
   // gpt-oss's d = f = 2880 in MXFP4 (1530-byte rows): eleven gate/up stages of 256 values and one
   // of 64, twenty-two down stages of 128 and one of 64.
@@ -611,10 +617,11 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
   check_against_the_cpu_arm(c);
 }
 
-// The raw stages go by TMA where the tensors are 16-byte aligned and their rows whole 16-byte units
-// (K = 2048 of IQ3_S gate/up: 880 bytes; K = 512 of Q2_0 down: 144 bytes), on both tiles, and not
-// where the tensors sit 2 bytes past an allocation, the rows are not (K = 768 of IQ3_S: 330 bytes;
-// K = 256 of Q2_0: 72 bytes) or the switch asks for row copies.
+// The raw stages go by TMA where the tensors are 16-byte aligned: rows of whole 16-byte units
+// (K = 2048 of IQ3_S gate/up: 880 bytes; K = 512 of Q2_0 down: 144 bytes) on both tiles, and rows
+// that are not, in groups of 16-byte phases (K = 768 of IQ3_S: 330 bytes, 8 rows a group; K = 128
+// of Q8_0: 136 bytes, 2; K = 256 of Q2_0: 72 bytes, 2); not where the tensors sit 2 bytes past an
+// allocation or the switch asks for row copies.
 TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   STRATA_REQUIRE_GPU();
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
@@ -637,10 +644,10 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
     const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", tile);
     EXPECT_EQ(launches_of(aligned), 2u) << "gate/up (880-byte rows) and down (144-byte rows), tile " << tile;
   }
-  EXPECT_EQ(launches_of(rows_330), 0u) << "gate/up rows of 330 bytes, down rows of 136";
+  EXPECT_EQ(launches_of(rows_330), 2u) << "gate/up rows of 330 bytes, down rows of 136";
   const Q10Case down_rows_72{"iq3_s_q2_0_down_rows", 2048, 256, 8, 2, 17, test::CaseRouting::kSkewed,
                              GgmlType::IQ3_S, GgmlType::Q2_0, 0};
-  EXPECT_EQ(launches_of(down_rows_72), 1u) << "gate/up by TMA, down rows of 72 bytes copied one by one";
+  EXPECT_EQ(launches_of(down_rows_72), 2u) << "gate/up rows of 880 bytes, down rows of 72";
   {
     const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
     EXPECT_EQ(launches_of(aligned), 0u) << "STRATA_Q10_RAW_COPY=rows";

@@ -5,9 +5,10 @@
 // tile offsets built on the device. Warp-specialised, per CTA:
 //   - producer (warpgroup 0): two rings of shared slots, each with `full` and `empty` mbarriers.
 //     Per weight stage it waits until a raw slot is free, then moves the stage's raw weight blocks
-//     of every column: where the weight tensors and rows are 16-byte aligned, one TMA box per tensor
-//     (a tensor map built by the launcher), else one bulk copy per weight row (the 16-byte-aligned
-//     span around its blocks);
+//     of every column: where the weight tensors are 16-byte aligned, TMA boxes (tensor maps built
+//     by the launcher: one box per tensor, or one per 16-byte phase of rows that are no whole
+//     16-byte units), else one bulk copy per weight row (the 16-byte-aligned span around its
+//     blocks);
 //     per activation stage (the weight stage or a part of it) it waits until an activation slot is
 //     free, then moves the f16 activation codes of every pair of the tile (one bulk copy per pair).
 //     The activation scales (one per 64 values), code sums and weight bytes outside the tensor's
@@ -90,10 +91,12 @@ inline constexpr bool kHopperQ10WideProducer =
     std::is_same_v<F, Tq1_0> || (Ops == 2 && std::is_same_v<F, Q2_K>);
 
 // The formats whose consumers, where they decode, spill when both of a chunk's decode tasks are in
-// flight (ptxas -v): TQ1_0 (both roles), IQ1_M and Q3_K gate/up. They decode one task at a time.
+// flight (ptxas -v): TQ1_0 (both roles), IQ1_S, IQ1_M and Q3_K gate/up. They decode one task at a
+// time.
 template <class F, int Ops>
 inline constexpr bool kHopperQ10SerialDecode =
-    std::is_same_v<F, Tq1_0> || (Ops == 2 && (std::is_same_v<F, Iq1M> || std::is_same_v<F, Q3_K>));
+    std::is_same_v<F, Tq1_0> ||
+    (Ops == 2 && (std::is_same_v<F, Iq1S> || std::is_same_v<F, Iq1M> || std::is_same_v<F, Q3_K>));
 
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
@@ -156,9 +159,12 @@ struct HopperQ10Tile {
   // kBoxRows rows that land as the slot's kTensorRows rows of that tensor (gate rows, then up
   // rows). A box starts at a 16-byte multiple of its row (TMA takes no other start: a box at the
   // stage's own first byte, 72 bytes into a Q4_0 row, stops on an illegal instruction on the
-  // H200), so a stage's bytes sit (stage * kRawBytes) mod 16 into their slot row, as after the
-  // per-row copies of rows that start 16-byte aligned. Possible where a box row fits TMA's 256
-  // bytes; a box has at most 128 rows.
+  // H200), so a stage's bytes sit (row address + stage * kRawBytes) mod 16 into their slot row,
+  // as after the per-row copies. Rows that are no whole 16-byte units go in groups of G = 16 /
+  // gcd(row bytes, 16) rows (HopperQ10Args::raw_group_shift = log2 G), a 16-byte multiple apart:
+  // the map's rows are such groups, and each of a box's G phases (rows p, p + G, ... of the box)
+  // is a box of kBoxRows / G group rows at the phase's own x. Possible where a box row fits TMA's
+  // 256 bytes; a box has at most 128 rows.
   static constexpr int kTensorRows = kCtaCols / kOps;
   static constexpr int kBoxRows = kTensorRows < 128 ? kTensorRows : 128;
   static constexpr int kBoxesPerTensor = kTensorRows / kBoxRows;
@@ -210,11 +216,18 @@ struct HopperQ10RawSlot {
   alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];  // raw blocks, aligned spans
 };
 
-// The raw slot row of CTA column n: the rows of each tensor together, as a TMA box lands them
-// (gate/up columns interleave their rows, 2i gate, 2i + 1 up); the per-row copies do the same.
+// The raw slot row of CTA column n: the rows of each tensor together, as the TMA boxes land them
+// (gate/up columns interleave their rows, 2i gate, 2i + 1 up), and within each box of kBoxRows
+// rows those of one 16-byte phase together (rows p, p + G, ... with G = 1 << group_shift, as the
+// box of phase p lands them); the per-row copies (group_shift 0) put them where the boxes would.
 template <class Tile>
-__device__ __forceinline__ int hopper_q10_slot_row(int n) {
-  return Tile::kOps == 2 ? (n % 2) * Tile::kTensorRows + n / 2 : n;
+__device__ __forceinline__ int hopper_q10_slot_row(int n, int group_shift) {
+  const int op = Tile::kOps == 2 ? n % 2 : 0;
+  const int r = Tile::kOps == 2 ? n / 2 : n;  // row within the tensor's rows of the CTA
+  const int in_box = r % Tile::kBoxRows;
+  const int phase = in_box & ((1 << group_shift) - 1);
+  return op * Tile::kTensorRows + (r - in_box) + phase * (Tile::kBoxRows >> group_shift) +
+         (in_box >> group_shift);
 }
 
 template <class Tile>
@@ -293,8 +306,8 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
     const int64_t act_row =
         !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
     for (int stage = 0; stage < n_stages; ++stage) {
-      // The last stage of a row holds the chunks left (K no multiple of the stage): its bytes go by
-      // per-row copies (the launcher takes no TMA boxes for such rows).
+      // The last stage of a row holds the chunks left (K no multiple of the stage); a TMA box of
+      // it reads the next row's bytes or zeros past the map's row, which no chunk decodes.
       const int stage_chunks = min(Tile::kChunksPerStage, n_chunks - stage * Tile::kChunksPerStage);
       {  // the stage's raw blocks
         const int s = static_cast<int>(raw_use % Tile::kStages);
@@ -303,16 +316,22 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
         // after their wait on this stage.
         if (stage == 0 && pt == 0) sm.items[item_use % Tile::kItemSlots] = w;
         HopperQ10RawSlot<Tile>& slot = sm.raw_slot[s];
-        if constexpr (kTma) {  // one box per tensor, by thread 0; the others only arrive
+        if constexpr (kTma) {  // G boxes per tensor and box rows, by thread 0; the others arrive
           if (pt == 0) {
             mbarrier_arrive_expect_tx(&sm.raw_full[s], sizeof(HopperQ10RawSlot<Tile>));
+            const int shift = a.raw_group_shift, phase_rows = Tile::kBoxRows >> shift;
 #pragma unroll
             for (int op = 0; op < Tile::kOps; ++op)
 #pragma unroll
-              for (int b = 0; b < Tile::kBoxesPerTensor; ++b)
-                tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows], &a.raw_map[op],
-                            (stage * Tile::kRawBytes) & ~15, w.col_begin / Tile::kOps + b * Tile::kBoxRows,
-                            w.expert, &sm.raw_full[s]);
+              for (int b = 0; b < Tile::kBoxesPerTensor; ++b) {
+                const int first_row = w.col_begin / Tile::kOps + b * Tile::kBoxRows;  // a multiple of G
+#pragma unroll 1
+                for (int phase = 0; phase < (1 << shift); ++phase)
+                  tma_load_3d(slot.raw[op * Tile::kTensorRows + b * Tile::kBoxRows + phase * phase_rows],
+                              &a.raw_map[op],
+                              static_cast<int>((phase * args.row_bytes + stage * Tile::kRawBytes) & ~size_t{15}),
+                              first_row >> shift, w.expert, &sm.raw_full[s]);
+              }
           } else {
             mbarrier_arrive(&sm.raw_full[s]);
           }
@@ -329,7 +348,7 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
               if (row == nullptr) continue;
               const uint8_t* src = row + static_cast<size_t>(stage) * Tile::kRawBytes;
               uint32_t offset = 0;
-              uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n)];
+              uint8_t* dst = slot.raw[hopper_q10_slot_row<Tile>(n, 0)];
               const int stage_bytes =
                   stage_chunks * Tile::kChunk / F::kBlockValues * F::kBlockBytes;
               const uint32_t size = fused_hopper::span_copy_plan(
@@ -401,19 +420,24 @@ struct HopperQ10Task {
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
 
-// Per item, byte i for task i: the low four address bits of the task's weight row (where its bytes
-// sit in a raw slot, from which each stage's follow; 0 past the tensor's rows). (Where TMA boxes
-// move the stages the rows are 16-byte aligned: 0.)
+// Per item, bits [16 i, 16 i + 12) for task i: the low four address bits of the task's weight row
+// (where its bytes sit in a raw slot, from which each stage's follow; 0 past the tensor's rows),
+// then its raw slot row (hopper_q10_slot_row). One register beside the consumers' accumulators.
+using HopperQ10TaskRows = uint32_t;
+
 template <class Tile>
-__device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& args, const HopperQ10Item& w, int t) {
-  static_assert(Tile::kDecodeTasks <= 4, "one byte per task");
-  uint32_t rows = 0;
+__device__ __forceinline__ HopperQ10TaskRows hopper_q10_task_rows(const HopperQ10Args& a, const HopperQ10Item& w,
+                                                                  int t) {
+  static_assert(Tile::kDecodeTasks <= 2 && Tile::kCtaCols <= 256, "16 bits per task");
+  HopperQ10TaskRows rows = 0;
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
     const HopperQ10Task<Tile> task(t, i);
     int op = 0;
-    const uint8_t* row = hopper_q10_row<Tile>(args, w, task.column(), op);
-    rows |= (row == nullptr ? 0u : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u)) << (8 * i);
+    const uint8_t* row = hopper_q10_row<Tile>(a.p, w, task.column(), op);
+    const auto low = row == nullptr ? 0u : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u);
+    const auto slot = static_cast<uint32_t>(hopper_q10_slot_row<Tile>(task.column(), a.raw_group_shift));
+    rows |= (low | slot << 4) << (16 * i);
   }
   return rows;
 }
@@ -421,7 +445,7 @@ __device__ __forceinline__ uint32_t hopper_q10_task_rows(const Q10ProductArgs& a
 // Decodes thread t's tasks of chunk `cis` of the raw stage in `slot` into B buffer `buf`.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
-                                                        const HopperQ10RawSlot<Tile>& slot, uint32_t rows, int t,
+                                                        const HopperQ10RawSlot<Tile>& slot, HopperQ10TaskRows rows, int t,
                                                         int stage, int cis, int buf) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
@@ -429,7 +453,7 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
   auto decode_task = [&](int i, uint32_t (&h2)[16], WideScale (&scale)[kPieceSpans]) {
     const HopperQ10Task<Tile> task(t, i);
     const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
-    const uint32_t row_low = (rows >> (8 * i)) & 0xFFu;
+    const uint32_t row_low = (rows >> (16 * i)) & 15u;
     // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
     // (span_copy_plan, or a TMA box from the 16-byte unit of the stage's first byte).
     // NOTE: a column past the tensor's rows decodes whatever its slot row holds (zeros from the
@@ -437,7 +461,7 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     // item): wgmma's column n of D reads only column n of B, and the epilogues store no output
     // of such a column (gate/up: whole 64-feature blocks, f % 64 == 0; down: row < out_rows).
     const uint8_t* blocks =
-        slot.raw[hopper_q10_slot_row<Tile>(task.column())] + ((row_low + stage * Tile::kRawBytes) & 15u);
+        slot.raw[(rows >> (16 * i + 4)) & 0xFFu] + ((row_low + stage * Tile::kRawBytes) & 15u);
     Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                   scale);
   };
@@ -493,7 +517,7 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
 // and for the B buffer, decodes thread t's tasks, gives the raw stage back after its last chunk (or
 // the row's), and announces the buffer.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, uint32_t rows,
+__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, HopperQ10TaskRows rows,
                                                        int t, uint32_t raw_use, uint32_t b_at,
                                                        int u, int n_chunks) {
   const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
@@ -512,23 +536,23 @@ __device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>&
 // The item (from the producer) and the decode tasks' rows (hopper_q10_task_rows), once the item's
 // first raw stage has landed.
 template <class F, class Tile>
-__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const Q10ProductArgs& args,
+__device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10Args& a,
                                                                 HopperQ10Shared<F, Tile>& sm, int t, uint32_t raw_use,
-                                                                uint32_t item_use, uint32_t& rows) {
+                                                                uint32_t item_use, HopperQ10TaskRows& rows) {
   mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
   const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
-  rows = hopper_q10_task_rows<Tile>(args, w, t);
+  rows = hopper_q10_task_rows<Tile>(a, w, t);
   return w;
 }
 
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decoder(const Q10ProductArgs& args, HopperQ10Shared<F, Tile>& sm, int t,
+__device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int t,
                                                    int64_t n_items, int n_chunks, int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
-    uint32_t rows = 0;
-    hopper_q10_decode_item<F, Tile>(args, sm, t, raw_use, item_use, rows);
+    HopperQ10TaskRows rows = 0;
+    hopper_q10_decode_item<F, Tile>(a, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u)
       hopper_q10_decode_step<F, Tile>(sm, rows, t, raw_use, b_use + u, u, n_chunks);
@@ -580,7 +604,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   if constexpr (Tile::kDecoderGroup) {
     if (warpgroup == 1) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
-      hopper_q10_decoder<F, Tile>(args, sm, tid - 128, n_items, n_chunks, n_stages);
+      hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_items, n_chunks, n_stages);
       return;
     }
   }
@@ -614,9 +638,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     // The item: from the producer, behind the decoder's announcement of its first chunk; or, when the
     // consumers decode, once its first raw stage has landed, with its first chunk decoded here.
     HopperQ10Item w;
-    [[maybe_unused]] uint32_t rows = 0;
+    [[maybe_unused]] HopperQ10TaskRows rows = 0;
     if constexpr (!Tile::kDecoderGroup) {
-      w = hopper_q10_decode_item<F, Tile>(args, sm, decoder, raw_use, item_use, rows);
+      w = hopper_q10_decode_item<F, Tile>(a, sm, decoder, raw_use, item_use, rows);
       hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0, n_chunks);
     }
     mbarrier_wait(&sm.b_full[b_use % Tile::kBBufs], (b_use / Tile::kBBufs) & 1u);

@@ -20,8 +20,10 @@ inline constexpr size_t kHopperQ10SharedLimit = 227 * 1024;  // one CTA's dynami
 
 // The tensor maps of the launch's weight tensors ([E, out_rows, row_bytes] bytes), where TMA can
 // move the raw stages (HopperQ10Tile::kRawTma): 16-byte-aligned tensors (as a GGUF file's are),
-// rows and expert strides of whole 16-byte units, every expert's rows inside [weights,
-// weights_end), rows of whole stages. False: the per-row bulk copies.
+// expert strides of whole 16-byte units, every expert's rows inside [weights, weights_end). The
+// map's rows are groups of G = 16 / gcd(row_bytes, 16) weight rows (whole 16-byte units; G = 1 for
+// rows that are), so out_rows must be a multiple of G (it is on the Hopper arm: f and d are
+// multiples of 64). False: the per-row bulk copies.
 template <class Tile>
 bool hopper_q10_raw_maps(HopperQ10Args& a) {
   if constexpr (!Tile::kRawTma) {
@@ -30,17 +32,23 @@ bool hopper_q10_raw_maps(HopperQ10Args& a) {
   } else {
     const Q10ProductArgs& p = a.p;
     if (p.n_expert < 1 || p.out_rows < 1 || p.row_bytes == 0) return false;
-    if (p.in_features % Tile::kStageValues != 0) return false;  // a partial last stage
+    int shift = 0;  // G = 1 << shift rows per 16-byte group
+    while (((p.row_bytes << shift) & 15u) != 0) ++shift;
+    const int group = 1 << shift;
+    if (p.out_rows % group != 0 || Tile::kBoxRows % group != 0) return false;
     const auto rows = static_cast<uint64_t>(p.out_rows), experts = static_cast<uint64_t>(p.n_expert);
     for (int op = 0; op < Tile::kOps; ++op) {
       const uint64_t stride = p.expert_stride_bytes[op], expert_bytes = rows * p.row_bytes;
       if (p.weights[op] == nullptr || a.weights_end[op] == nullptr || stride < expert_bytes) return false;
       const auto available = static_cast<uint64_t>(a.weights_end[op] - p.weights[op]);
       if (available < expert_bytes || (experts - 1) > (available - expert_bytes) / stride) return false;
-      const uint64_t dims[3] = {p.row_bytes, rows, experts};
-      const uint32_t box[3] = {static_cast<uint32_t>(Tile::kRawStride), static_cast<uint32_t>(Tile::kBoxRows), 1u};
-      if (!encode_byte_tensor_map(a.raw_map[op], p.weights[op], dims, p.row_bytes, stride, box)) return false;
+      const uint64_t group_bytes = group * p.row_bytes;
+      const uint64_t dims[3] = {group_bytes, rows / group, experts};
+      const uint32_t box[3] = {static_cast<uint32_t>(Tile::kRawStride), static_cast<uint32_t>(Tile::kBoxRows / group),
+                               1u};
+      if (!encode_byte_tensor_map(a.raw_map[op], p.weights[op], dims, group_bytes, stride, box)) return false;
     }
+    a.raw_group_shift = shift;
     return true;
   }
 }
@@ -52,7 +60,9 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   auto kernel = hopper_q10_kernel<F, Tile>;
   const int sms = persistent_grid(kernel, Tile::kThreads, kShared);  // one CTA per SM
   HopperQ10Args a = args;
+  a.raw_group_shift = 0;
   a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
+  if (a.raw_tma == 0) a.raw_group_shift = 0;
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(a);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
   if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();

@@ -23,6 +23,9 @@ struct HopperQ10Args {
   // else one bulk copy per weight row.
   TensorMap raw_map[2] = {};
   int raw_tma = 0;
+  // log2 of the rows per 16-byte group of the maps (rows that are no whole 16-byte units:
+  // 16 / gcd(row bytes, 16) rows are); 0 with the per-row copies.
+  int raw_group_shift = 0;
 };
 
 // Whether the launchers may move the raw stages by TMA: yes, unless STRATA_Q10_RAW_COPY=rows (the
