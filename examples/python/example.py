@@ -8,7 +8,7 @@ import strata_moe
 layer = strata_moe.Layer.from_gguf(sys.argv[1], 0)
 x = np.random.default_rng(0).standard_normal((8, layer.d)).astype(np.float32)
 ids, weights = layer.route(x)                          # the layer's router: top-k, renormalised
-y = layer(x, ids, weights)                             # q8 (the default profile), float32
+y = layer(x, ids, weights)                             # default profile: q10 where an arm has it; float32
 y16 = layer(x.astype(np.float16), ids, weights)        # float16 in, float16 out
 y10 = layer(x, ids, weights, numerics="q10", arm="fused")
 print(f"strata_moe {strata_moe.version()}: y {y.shape} {y.dtype}, sum {y.sum():.6f}; "

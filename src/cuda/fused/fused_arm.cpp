@@ -4,6 +4,7 @@
 
 #include "common/env.hpp"
 #include "common/error.hpp"
+#include "cuda/blocks/layer_product_args.hpp"
 #include "cuda/fused/gate_up_swiglu.hpp"
 #include "cuda/fused/tile_config.hpp"
 #include "cuda/production/grouped_gemm.hpp"
@@ -50,29 +51,8 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
   tile_offsets.reserve(static_cast<size_t>(layer.n_expert) + 1);
   launch_tile_offsets(grouping.expert_offsets, layer.n_expert, fused_tile_pairs(tile), tile_offsets.get(), stream);
 
-  blocks::ProductArgs args;
-  args.weights[0] = layer.gate.data;
-  args.weights[1] = layer.up.data;
-  args.weights_end[0] = layer.gate.end();
-  args.weights_end[1] = layer.up.end();
-  args.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
-  args.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
-  args.row_bytes = layer.gate.row_bytes;
-  args.n_tensors = 2;
-  args.in_features = static_cast<int>(layer.d);
-  args.out_features = static_cast<int>(layer.f);
-  args.act_codes = x_codes;
-  args.act_scales = x_scales;
-  args.pair_row = grouping.pair_token;
-  args.expert_offsets = grouping.expert_offsets;
-  args.tile_offsets = tile_offsets.get();
-  args.n_expert = static_cast<int>(layer.n_expert);
-  args.h_codes = out.h_codes;
-  args.h_scales = out.h_scales;
-  args.h_half_sums = out.h_half_sums;
-  args.h_out = out.h;
-  args.product_out[0] = out.gate;
-  args.product_out[1] = out.up;
+  const blocks::ProductArgs args =
+      blocks::gate_up_product_args(layer, x_codes, x_scales, grouping, tile_offsets.get(), out);
   const bool found = visit_format<FusedGateUpFormats>(layer.gate.type, [&](auto tag) {
     launch_fused_gate_up<typename decltype(tag)::Format>(args, tile, stream);
   });

@@ -4,6 +4,7 @@
 
 #include "common/env.hpp"
 #include "common/error.hpp"
+#include "cuda/blocks/layer_product_args.hpp"
 #include "cuda/fused_hopper/hopper_products.hpp"
 #include "cuda/fused_hopper/tile_config.hpp"
 #include "formats/registry.hpp"
@@ -58,29 +59,7 @@ void run_gate_up(const MoeLayerWeights& layer, const int8_t* x_codes, const floa
 
   require(reinterpret_cast<uintptr_t>(x_codes) % 16 == 0 && reinterpret_cast<uintptr_t>(out.h_codes) % 16 == 0,
           Status::kInternal, "fused-hopper: activation codes must be 16-byte aligned (one bulk copy per row)");
-  ProductArgs gu;
-  gu.weights[0] = layer.gate.data;
-  gu.weights[1] = layer.up.data;
-  gu.weights_end[0] = layer.gate.end();
-  gu.weights_end[1] = layer.up.end();
-  gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
-  gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
-  gu.row_bytes = layer.gate.row_bytes;
-  gu.in_features = static_cast<int>(layer.d);
-  gu.n_tensors = 2;
-  gu.out_features = static_cast<int>(layer.f);
-  gu.act_codes = x_codes;
-  gu.act_scales = x_scales;
-  gu.pair_row = grouping.pair_token;
-  gu.expert_offsets = grouping.expert_offsets;
-  gu.tile_offsets = tile_offsets.get();
-  gu.n_expert = static_cast<int>(layer.n_expert);
-  gu.h_codes = out.h_codes;
-  gu.h_scales = out.h_scales;
-  gu.h_half_sums = out.h_half_sums;
-  gu.h_out = out.h;
-  gu.product_out[0] = out.gate;
-  gu.product_out[1] = out.up;
+  const ProductArgs gu = blocks::gate_up_product_args(layer, x_codes, x_scales, grouping, tile_offsets.get(), out);
   const bool found = visit_format<HopperGateUpFormats>(layer.gate.type, [&](auto tag) {
     launch_hopper_gate_up<typename decltype(tag)::Format>(gu, tile, stream);
   });
@@ -92,20 +71,8 @@ void run_down(const MoeLayerWeights& layer, const fused::GateUpOutputs& h, const
   require(hopper_supports(layer) && hopper_available(), Status::kInternal,
           "fused-hopper: layer or device not covered (the registry was not asked)");
   const HopperTileKind tile = tile_for_run(mean_pairs(layer, n_pairs));  // the tile run_gate_up() chose
-  ProductArgs dn;
-  dn.weights[0] = layer.down.data;
-  dn.weights_end[0] = layer.down.end();
-  dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
-  dn.row_bytes = layer.down.row_bytes;
-  dn.in_features = static_cast<int>(layer.f);
-  dn.out_features = static_cast<int>(layer.d);
-  dn.act_codes = h.h_codes;
-  dn.act_scales = h.h_scales;
-  dn.pair_row = nullptr;  // h rows are already in sorted-pair order
-  dn.expert_offsets = grouping.expert_offsets;
-  dn.tile_offsets = tile_offsets.get();
-  dn.n_expert = static_cast<int>(layer.n_expert);
-  dn.product_out[0] = down_rows;
+  const ProductArgs dn =
+      blocks::down_product_args(layer, h.h_codes, h.h_scales, grouping, tile_offsets.get(), down_rows);
   const bool found = visit_format<HopperDownFormats>(layer.down.type, [&](auto tag) {
     launch_hopper_down<typename decltype(tag)::Format>(dn, tile, stream);
   });

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "cuda/blocks/layer_product_args.hpp"
 #include "cuda/fused_wmma/chain_ops.hpp"
 #include "cuda/fused_wmma/launch_chain.hpp"
 #include "cuda/pipeline/combine.hpp"
@@ -27,49 +28,16 @@ void run_products(const MoeLayerWeights& layer, const int8_t* x_codes, const flo
           "fused-wmma: layer not covered (the registry was not asked)");
   if (n_pairs == 0) return;
 
-  blocks::ProductArgs gu;
-  gu.weights[0] = layer.gate.data;
-  gu.weights[1] = layer.up.data;
-  gu.expert_stride_bytes[0] = layer.gate.expert_stride_bytes;
-  gu.expert_stride_bytes[1] = layer.up.expert_stride_bytes;
-  gu.weights_end[0] = layer.gate.end();
-  gu.weights_end[1] = layer.up.end();
-  gu.row_bytes = layer.gate.row_bytes;
-  gu.n_tensors = 2;
-  gu.in_features = static_cast<int>(layer.d);
-  gu.out_features = static_cast<int>(layer.f);
-  gu.act_codes = x_codes;
-  gu.act_scales = x_scales;
-  gu.pair_row = grouping.pair_token;
-  gu.expert_offsets = grouping.expert_offsets;
-  gu.tile_offsets = grouping.tile_offsets;
-  gu.n_expert = static_cast<int>(layer.n_expert);
-  gu.h_codes = out.h_codes;
-  gu.h_scales = out.h_scales;
-  gu.h_half_sums = out.h_half_sums;
-  gu.h_out = out.h;
-  gu.product_out[0] = out.gate;
-  gu.product_out[1] = out.up;
+  const blocks::ProductArgs gu =
+      blocks::gate_up_product_args(layer, x_codes, x_scales, grouping, grouping.tile_offsets, out);
   const bool gate_up_found = visit_format<WmmaGateUpFormats>(layer.gate.type, [&](auto tag) {
     launch_chain<typename decltype(tag)::Format, GateUpOp>(gu, stream);
   });
   require(gate_up_found, Status::kInternal,
           "fused-wmma gate/up: format lost between selection and launch");
 
-  blocks::ProductArgs dn;
-  dn.weights[0] = layer.down.data;
-  dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
-  dn.weights_end[0] = layer.down.end();
-  dn.row_bytes = layer.down.row_bytes;
-  dn.in_features = static_cast<int>(layer.f);
-  dn.out_features = static_cast<int>(layer.d);
-  dn.act_codes = out.h_codes;
-  dn.act_scales = out.h_scales;
-  dn.pair_row = nullptr;  // h rows are already in sorted-pair order
-  dn.expert_offsets = grouping.expert_offsets;
-  dn.tile_offsets = grouping.tile_offsets;
-  dn.n_expert = static_cast<int>(layer.n_expert);
-  dn.product_out[0] = out.down;
+  const blocks::ProductArgs dn =
+      blocks::down_product_args(layer, out.h_codes, out.h_scales, grouping, grouping.tile_offsets, out.down);
   const bool down_found = visit_format<WmmaDownFormats>(layer.down.type, [&](auto tag) {
     launch_chain<typename decltype(tag)::Format, DownOp>(dn, stream);
   });
