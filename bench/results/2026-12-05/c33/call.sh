@@ -30,10 +30,11 @@ cell() {  # cell BIN T [GATE DOWN]
     --preset qwen35-a3b --routing uniform --layers 2 --cells 3 --quiet --tokens $t --chunk $t $fmt 2>&1 | grep -E "^A |^B "
 }
 { for t in 512 4096; do
-    gs="head c d"; ms=("iq3_s q2_0" "q4_K q6_K")
-    [[ $t == 512 ]] && { gs="head c d f"; ms+=("iq4_xs iq4_xs" "mxfp4 mxfp4"); }
+    gs="head c d"; [[ $t == 512 ]] && gs="head c d f"
+    for g in $gs; do echo "=== T=$t iq3_s q2_0 $g"; cell $g $t iq3_s q2_0; done
+    ms=("q4_K q6_K"); [[ $t == 512 ]] && ms+=("iq4_xs iq4_xs" "mxfp4 mxfp4")
     for m in "${ms[@]}"; do
-      for g in $gs; do echo "=== T=$t $m $g"; cell $g $t $m; done
+      for g in head d; do echo "=== T=$t $m $g"; cell $g $t $m; done
     done
   done
   for g in head d; do echo "=== T=16384 iq3_s q2_0 $g"; cell $g 16384 iq3_s q2_0; done
@@ -49,7 +50,7 @@ kern() {  # kern BIN T
     --preset qwen35-a3b --routing uniform --layers 1 --cells 1 --quiet --tokens $2 --chunk $2 2>&1 \
     | grep -E "hopper_q10_kernel|gpu__time" | cut -c1-150
 }
-{ for g in head d f; do echo "=== $g T=512"; kern $g 512; done; for g in head d; do echo "=== $g T=4096"; kern $g 4096; done; } > "$OUT/ncu.log" 2>&1
+{ for g in head d; do for t in 512 4096; do echo "=== $g T=$t"; kern $g $t; done; done; } > "$OUT/ncu.log" 2>&1
 mark ncu
 cuobjdump --dump-resource-usage $D/strata-moe 2>&1 | grep -A1 "hopper_q10_kernel" > "$W/resources.txt"
 { echo "hopper_q10 kernels: $(grep -c "REG:" "$W/resources.txt") resource lines,"\
