@@ -15,14 +15,6 @@ D=bin-run/dev
   for t in "$W"/test-*.log; do echo "=== $(basename $t .log)"; grep -E "^\[  PASSED|^\[  FAILED|^\[  SKIPPED \]|rc=" $t; done
 } > "$OUT/tests.log" 2>&1
 mark tests
-{ echo "=== memcheck Hopper small cases: iq3_s, q4_K, mxfp4 gate/up; q2_0, q6_K, iq4_xs down"
-  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
-    --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small:HopperFormats/*gate_up_q4_K_small:HopperFormats/*down_q6_K_small:HopperFormats/*gate_up_mxfp4_small:HopperFormats/*down_iq4_xs_small' 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"
-  echo "=== racecheck Hopper small iq3_s gate/up, q2_0 down"
-  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
-    --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small' 2>&1 | tail -3
-  echo "rc=${PIPESTATUS[0]}"; } > "$OUT/sanitize.log" 2>&1
-mark sanitize
 cell() {  # cell BIN T [GATE DOWN]
   local g=$1 t=$2; shift 2
   local fmt=""; [[ $# -ge 2 ]] && fmt="--gate-up $1 --down $2"
@@ -44,6 +36,19 @@ cell() {  # cell BIN T [GATE DOWN]
 mark bench
 timeout 120 python3 .device-probes/torch/grouped_bf16.py > "$OUT/bf16.log" 2>&1
 mark bf16
+cuobjdump --dump-resource-usage $D/strata-moe 2>&1 | grep -A1 "hopper_q10_kernel" > "$W/resources.txt"
+{ echo "hopper_q10 kernels: $(grep -c "REG:" "$W/resources.txt") resource lines,"\
+    "$(grep "REG:" "$W/resources.txt" | grep -vc "STACK:0 .*LOCAL:0") with a stack or local memory"
+  grep "REG:" "$W/resources.txt" | grep -v "STACK:0 .*LOCAL:0" | head; } > "$OUT/resources.log" 2>&1
+mark resources
+{ echo "=== memcheck Hopper small cases: iq3_s, q4_K, mxfp4 gate/up; q2_0, q6_K, iq4_xs down"
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
+    --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small:HopperFormats/*gate_up_q4_K_small:HopperFormats/*down_q6_K_small:HopperFormats/*gate_up_mxfp4_small:HopperFormats/*down_iq4_xs_small' 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"
+  echo "=== racecheck Hopper small iq3_s gate/up, q2_0 down"
+  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
+    --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small' 2>&1 | tail -3
+  echo "rc=${PIPESTATUS[0]}"; } > "$OUT/sanitize.log" 2>&1
+mark sanitize
 kern() {  # kern BIN T
   timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:hopper_q10_kernel --launch-skip 4 \
     --launch-count 4 bin-run/$1/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
@@ -52,9 +57,4 @@ kern() {  # kern BIN T
 }
 { for g in head d; do for t in 512 4096; do echo "=== $g T=$t"; kern $g $t; done; done; } > "$OUT/ncu.log" 2>&1
 mark ncu
-cuobjdump --dump-resource-usage $D/strata-moe 2>&1 | grep -A1 "hopper_q10_kernel" > "$W/resources.txt"
-{ echo "hopper_q10 kernels: $(grep -c "REG:" "$W/resources.txt") resource lines,"\
-    "$(grep "REG:" "$W/resources.txt" | grep -vc "STACK:0 .*LOCAL:0") with a stack or local memory"
-  grep "REG:" "$W/resources.txt" | grep -v "STACK:0 .*LOCAL:0" | head; } > "$OUT/resources.log" 2>&1
-mark resources
 tar czf "$OUT/logs.tgz" -C "$W" .
