@@ -21,6 +21,11 @@ cell() {  # cell BIN T [GATE DOWN]
   timeout 120 bin-run/$g/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
     --preset qwen35-a3b --routing uniform --layers 2 --cells 3 --quiet --tokens $t --chunk $t $fmt 2>&1 | grep -E "^A |^B "
 }
+if [[ ${CALL_SHORT:-0} == 1 ]]; then  # the device time left allows the main cells only
+{ for t in 512 4096; do for g in head d; do echo "=== T=$t iq3_s q2_0 $g"; cell $g $t iq3_s q2_0; done; done
+  for g in head d; do echo "=== T=512 q4_K q6_K $g"; cell $g 512 q4_K q6_K; done
+} > "$OUT/bench.log" 2>&1
+else
 { for t in 512 4096; do
     gs="head c d"; [[ $t == 512 ]] && gs="head c d f"
     for g in $gs; do echo "=== T=$t iq3_s q2_0 $g"; cell $g $t iq3_s q2_0; done
@@ -33,6 +38,7 @@ cell() {  # cell BIN T [GATE DOWN]
   echo "=== T=512 iq3_s q2_0 head, STRATA_PF_FUSED_TILE=large"; STRATA_PF_FUSED_TILE=large cell head 512 iq3_s q2_0
   for g in head d; do echo "=== T=512 iq3_s q2_0 $g (again)"; cell $g 512 iq3_s q2_0; done
 } > "$OUT/bench.log" 2>&1
+fi
 mark bench
 timeout 120 python3 .device-probes/torch/grouped_bf16.py > "$OUT/bf16.log" 2>&1
 mark bf16
