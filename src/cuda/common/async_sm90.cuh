@@ -68,6 +68,11 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
 #endif
 }
 
+// The longest a waiting thread stays suspended in one try_wait (ns) before it tests again. The
+// thread resumes as soon as the phase completes; without the hint the hardware's own limit is
+// short, and each retry is two issued instructions taken from the warps that work beside it.
+inline constexpr uint32_t kMbarrierSuspendNs = 1000000;
+
 // Blocks until the barrier's phase with the given parity has completed.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 #if STRATA_SM90_ASYNC
@@ -75,10 +80,10 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
       "{\n"
       ".reg .pred done;\n"
       "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       "@!done bra wait_%=;\n"
       "}\n" ::"r"(shared_address(bar)),
-      "r"(parity)
+      "r"(parity), "r"(kMbarrierSuspendNs)
       : "memory");
 #else
   (void)bar;

@@ -162,24 +162,26 @@ __device__ __forceinline__ void put_signed_grid8(uint32_t (&h2)[16], int v0, con
   h2[v0 / 2 + 3] = g.w ^ pair_sign_bits(shifted, v0 + 6);
 }
 
-// IQ3_S: piece = sub-block p32, multiplier 1 + 2s, span scale d. The table is the grid as f16
-// magnitudes (entry e = words 2e, 2e + 1: the f16 pairs of its values 0, 1 and 2, 3). Per group of
-// four values: one 8-byte table load, the sign bits XORed onto the f16 sign bits (pair_sign_bits:
-// one prmt per pair, eight shifts per piece), and one HMUL2 per pair by the odd multiplier:
-// |grid| * (1 + 2s) <= 465 is an exact f16 integer, and flipping the sign bit is exact, so the
-// pairs are decode_wide's integers.
+// IQ3_S: piece = sub-block p32, multiplier M = 1 + 2s, span scale d. The table is the grid
+// itself, one word per entry (magnitudes 1..15, one per byte). Per group of four values: one
+// 4-byte table load (a warp's random entries meet on fewer banks than 8-byte f16 entries do), the
+// bytes under the f16 bits 0x64 (1024 + g), one HFMA2 per pair, (1024 + g) * M - 1024 * M =
+// g * M <= 465, exact (one rounding of an exact f16 integer), then the sign bits XORed onto the
+// f16 sign bits (pair_sign_bits: one prmt per pair, eight shifts per piece): decode_wide's
+// integers.
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
-  static constexpr int kTableWords = 2 * tables::k_iq3s_grid_size;
+  static constexpr int kTableWords = tables::k_iq3s_grid_size;
   __device__ __forceinline__ static uint32_t table_word(int i) {
-    return grid_f16_word(tables::iq3s_grid(i / 2), i % 2);  // magnitudes one per byte, 1..15
+    return static_cast<uint32_t>(tables::iq3s_grid(i));
   }
   __device__ __forceinline__ static void decode(const uint8_t* block, int p32, const uint32_t* grid,
                                                 uint32_t (&h2)[16], WideScale (&s)[1]) {
     const auto raw = Decoder::load_raw(block, p32, blocks::PlainLoad{});
-    const __half2 m2 = __half2half2(__int2half_rn(Decoder::multiplier(raw)));
-    const uint2* grid2 = reinterpret_cast<const uint2*>(grid);
+    const int multiplier = Decoder::multiplier(raw);
+    const __half2 m2 = __half2half2(__int2half_rn(multiplier));
+    const __half2 bias = __half2half2(__int2half_rn(-1024 * multiplier));
     uint32_t shifted[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) shifted[k] = raw.signs << k;
@@ -187,10 +189,12 @@ struct HalfPiece<Iq3S> {
     for (int m = 0; m < 8; ++m) {
       const uint32_t index = __byte_perm(raw.qs[m / 4], 0u, 0x4440u + static_cast<uint32_t>(m % 4)) |
                              ((raw.meta >> (8 + m)) & 0x100u);
-      const uint2 g = grid2[index];
-      const uint32_t lo = g.x ^ pair_sign_bits(shifted, 4 * m), hi = g.y ^ pair_sign_bits(shifted, 4 * m + 2);
-      put_f16_pairs(h2, m, __hmul2(*reinterpret_cast<const __half2*>(&lo), m2),
-                    __hmul2(*reinterpret_cast<const __half2*>(&hi), m2));
+      __half2 lo, hi;
+      codes_under_1024(grid[index], lo, hi);
+      lo = __hfma2(lo, m2, bias);
+      hi = __hfma2(hi, m2, bias);
+      h2[2 * m] = *reinterpret_cast<const uint32_t*>(&lo) ^ pair_sign_bits(shifted, 4 * m);
+      h2[2 * m + 1] = *reinterpret_cast<const uint32_t*>(&hi) ^ pair_sign_bits(shifted, 4 * m + 2);
     }
     s[0].scale = f16_bits_to_float_select(raw.meta);
     s[0].offset = 0.0f;

@@ -70,10 +70,11 @@ namespace strata::cuda::fused_q10 {
 //                               large blocks of the K-quants fit in shared memory beside them).
 // The consumers work in chunks of 64 K values (one activation block): a chunk's B tile holds 64/S
 // spans, each an exact integer dot of S/16 wgmma k16 steps from a restarted accumulator.
-// Whether the tile decodes in a warpgroup of its own: the pair-split tile (128 pairs, one B set)
-// of every format but those whose kernel then spills (ptxas -v: IQ1_S, IQ1_M, IQ2_S, NVFP4 and
-// TQ1_0 gate/up, 4 bytes) or measured slower with it (H200, bench/results/2026-12-03-batches.md:
-// Q5_0 +7 %, TQ1_0 down +24 %, Q4_K down +1 %); elsewhere the consumers decode.
+// Whether the tile decodes in a warpgroup of its own: both tiles of every format but those whose
+// 128-pair kernel then spills (ptxas -v: IQ1_S, IQ1_M, IQ2_S, NVFP4 and TQ1_0 gate/up, 4 bytes) or
+// measured slower with it (H200, bench/results/2026-12-03-batches.md: Q5_0 +7 %, TQ1_0 down +24 %,
+// Q4_K down +1 %); elsewhere the consumers decode. On the 64-pair tile (the consumers split 256
+// columns) the decoder warpgroup has four tasks per thread and chunk (bench/results/2026-12-05.md).
 template <class F, int Ops>
 inline constexpr bool kDecoderGroupFormat =
     !std::is_same_v<F, Q5_0> &&
@@ -81,14 +82,19 @@ inline constexpr bool kDecoderGroupFormat =
                    std::is_same_v<F, Nvfp4> || std::is_same_v<F, Tq1_0>)) &&
     !(Ops == 1 && (std::is_same_v<F, Tq1_0> || std::is_same_v<F, Q4_K>));
 
-template <class F, int Ops, int Pairs>
-inline constexpr bool HopperQ10DecoderGroup = Pairs == 128 && kDecoderGroupFormat<F, Ops>;
-
 // The tiles without a decoder warpgroup whose producer spills at 40 registers beside the TMA loop
 // (ptxas -v): TQ1_0 (both roles), Q2_K gate/up. They keep 56 / 224; the others give the consumers 232.
 template <class F, int Ops>
 inline constexpr bool kHopperQ10WideProducer =
     std::is_same_v<F, Tq1_0> || (Ops == 2 && std::is_same_v<F, Q2_K>);
+
+// The 64-pair tile's producer moves 256 columns at 40 registers beside a decoder warpgroup; the
+// formats whose producer needs more (kHopperQ10WideProducer: Q2_K gate/up spills 12 bytes there)
+// keep the consumers' decode on that tile.
+template <class F, int Ops, int Pairs>
+inline constexpr bool HopperQ10DecoderGroup =
+    kDecoderGroupFormat<F, Ops> &&
+    (Pairs == 128 || (Pairs == 64 && !kHopperQ10WideProducer<F, Ops>));
 
 // The formats whose consumers, where they decode, spill when both of a chunk's decode tasks are in
 // flight (ptxas -v): TQ1_0 (both roles), IQ1_S, IQ1_M and Q3_K gate/up. They decode one task at a
@@ -146,10 +152,13 @@ struct HopperQ10Tile {
   // (kHopperQ10WideProducer).
   static constexpr bool kWideProducer = !kDecoderGroup && kHopperQ10WideProducer<F, Ops>;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegisters = kDecoderGroup ? 32 : kWideProducer ? 56 : 40;
+  // The 64-pair tile's producer moves 256 columns: it spills at 32 beside a decoder warpgroup.
+  static constexpr int kProducerRegisters =
+      kDecoderGroup ? (Pairs == 64 ? 40 : 32) : kWideProducer ? 56 : 40;
   // Two span-dot sets (kSpanBatch) take 32 more registers per consumer thread: 184 beside a
   // decoder at 104.
-  static constexpr int kDecoderRegisters = !kDecoderGroup ? 0 : kSpanBatch == 2 ? 104 : 128;
+  static constexpr int kDecoderRegisters =
+      !kDecoderGroup ? 0 : kSpanBatch == 2 ? 104 : Pairs == 64 ? 120 : 128;
   static constexpr int kConsumerRegisters =
       kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
@@ -181,6 +190,9 @@ struct HopperQ10Tile {
   static constexpr int kBBytes = kWgCols * kChunk * 2;  // one consumer's B tile of one chunk
   static constexpr int kPiecesPerChunk = kChunk / 32;
   static constexpr int kDecodeTasks = kBSets * kWgCols * kPiecesPerChunk / kDecodeThreads;  // pieces per thread, chunk
+  // Per item, 16 bits per decode task (hopper_q10_task_rows): one register for two tasks, two for
+  // four.
+  using TaskRows = std::conditional_t<(kDecodeTasks > 2), uint64_t, uint32_t>;
 
   static_assert(Ops == 1 || Ops == 2, "down alone, or gate and up");
   static_assert(kSpan == 16 || kSpan == 32 || kSpan == 64, "spans nest in a chunk of 64");
@@ -410,26 +422,35 @@ struct HopperQ10Task {
   static_assert(Tile::kPiecesPerChunk == 2, "two 32-value pieces per chunk: the half-warps swap them");
   int set, local, piece;
   __device__ __forceinline__ HopperQ10Task(int t, int i) {
-    const int task = t + Tile::kDecodeThreads * i;
-    set = task / (Tile::kWgCols * Tile::kPiecesPerChunk);
-    local = task % Tile::kWgCols;
+    // From an unsigned task index: the compiler then knows the fields are not negative, and the
+    // quotients and remainders of the decode's addresses need no sign fix-up.
+    const unsigned task =
+        static_cast<unsigned>(t) + Tile::kDecodeThreads * static_cast<unsigned>(i);
+    set = static_cast<int>(task / (Tile::kWgCols * Tile::kPiecesPerChunk));
+    local = static_cast<int>(task % Tile::kWgCols);
     // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
     // the piece by the lane's half-warp is a permutation of them.
-    piece = ((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ ((t % 32) / 16);
+    piece =
+        static_cast<int>(((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ ((task % 32u) / 16u));
   }
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
 
 // Per item, bits [16 i, 16 i + 12) for task i: the low four address bits of the task's weight row
 // (where its bytes sit in a raw slot, from which each stage's follow; 0 past the tensor's rows),
-// then its raw slot row (hopper_q10_slot_row). One register beside the consumers' accumulators.
-using HopperQ10TaskRows = uint32_t;
+// then its raw slot row (hopper_q10_slot_row): one register beside the consumers' accumulators
+// (two tasks each), two in the 64-pair tile's decoder warpgroup (four tasks each).
+template <class Tile>
+using HopperQ10TaskRows = typename Tile::TaskRows;
 
 template <class Tile>
-__device__ __forceinline__ HopperQ10TaskRows hopper_q10_task_rows(const HopperQ10Args& a, const HopperQ10Item& w,
-                                                                  int t) {
-  static_assert(Tile::kDecodeTasks <= 2 && Tile::kCtaCols <= 256, "16 bits per task");
-  HopperQ10TaskRows rows = 0;
+__device__ __forceinline__ HopperQ10TaskRows<Tile> hopper_q10_task_rows(const HopperQ10Args& a,
+                                                                        const HopperQ10Item& w,
+                                                                        int t) {
+  static_assert(16 * Tile::kDecodeTasks <= 8 * sizeof(HopperQ10TaskRows<Tile>) &&
+                    Tile::kCtaCols <= 256,
+                "16 bits per task");
+  HopperQ10TaskRows<Tile> rows = 0;
 #pragma unroll
   for (int i = 0; i < Tile::kDecodeTasks; ++i) {
     const HopperQ10Task<Tile> task(t, i);
@@ -437,7 +458,7 @@ __device__ __forceinline__ HopperQ10TaskRows hopper_q10_task_rows(const HopperQ1
     const uint8_t* row = hopper_q10_row<Tile>(a.p, w, task.column(), op);
     const auto low = row == nullptr ? 0u : static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u);
     const auto slot = static_cast<uint32_t>(hopper_q10_slot_row<Tile>(task.column(), a.raw_group_shift));
-    rows |= (low | slot << 4) << (16 * i);
+    rows |= static_cast<HopperQ10TaskRows<Tile>>(low | slot << 4) << (16 * i);
   }
   return rows;
 }
@@ -445,15 +466,17 @@ __device__ __forceinline__ HopperQ10TaskRows hopper_q10_task_rows(const HopperQ1
 // Decodes thread t's tasks of chunk `cis` of the raw stage in `slot` into B buffer `buf`.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>& sm,
-                                                        const HopperQ10RawSlot<Tile>& slot, HopperQ10TaskRows rows, int t,
+                                                        const HopperQ10RawSlot<Tile>& slot,
+                                                        HopperQ10TaskRows<Tile> rows, int t,
                                                         int stage, int cis, int buf) {
   using Piece = HalfPiece<F>;
   constexpr int kPieceSpans = fused_q10::kPieceSpans<F>;
   // A task's piece into registers: its f16 pairs and span scales.
   auto decode_task = [&](int i, uint32_t (&h2)[16], WideScale (&scale)[kPieceSpans]) {
     const HopperQ10Task<Tile> task(t, i);
-    const int value = cis * Tile::kChunk + 32 * task.piece;  // first value of the piece within the stage
-    const uint32_t row_low = (rows >> (16 * i)) & 15u;
+    // The piece's first value within the stage.
+    const unsigned value = static_cast<unsigned>(cis * Tile::kChunk + 32 * task.piece);
+    const auto row_low = static_cast<uint32_t>(rows >> (16 * i)) & 15u;
     // The stage's bytes start (row_low + stage * kRawBytes) mod 16 into the slot row
     // (span_copy_plan, or a TMA box from the 16-byte unit of the stage's first byte).
     // NOTE: a column past the tensor's rows decodes whatever its slot row holds (zeros from the
@@ -461,7 +484,8 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     // item): wgmma's column n of D reads only column n of B, and the epilogues store no output
     // of such a column (gate/up: whole 64-feature blocks, f % 64 == 0; down: row < out_rows).
     const uint8_t* blocks =
-        slot.raw[(rows >> (16 * i + 4)) & 0xFFu] + ((row_low + stage * Tile::kRawBytes) & 15u);
+        slot.raw[static_cast<uint32_t>(rows >> (16 * i + 4)) & 0xFFu] +
+        ((row_low + stage * Tile::kRawBytes) & 15u);
     Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                   scale);
   };
@@ -489,12 +513,17 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
   // (both tasks at once spill beside their accumulators: ptxas -v), and the formats that spill
   // even so (kHopperQ10SerialDecode) keep the loop rolled.
   if constexpr (Tile::kDecoderGroup) {
-    uint32_t h2[Tile::kDecodeTasks][16];
-    WideScale scale[Tile::kDecodeTasks][kPieceSpans];
+    // Two tasks in registers at a time: four (the 64-pair tile) spill at the decoder's registers.
+    constexpr int kBatch = Tile::kDecodeTasks < 2 ? Tile::kDecodeTasks : 2;
 #pragma unroll
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) decode_task(i, h2[i], scale[i]);
+    for (int i0 = 0; i0 < Tile::kDecodeTasks; i0 += kBatch) {
+      uint32_t h2[kBatch][16];
+      WideScale scale[kBatch][kPieceSpans];
 #pragma unroll
-    for (int i = 0; i < Tile::kDecodeTasks; ++i) store_task(i, h2[i], scale[i]);
+      for (int i = 0; i < kBatch; ++i) decode_task(i0 + i, h2[i], scale[i]);
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) store_task(i0 + i, h2[i], scale[i]);
+    }
   } else {
     auto decode_and_store = [&](int i) {
       uint32_t h2[16];
@@ -517,10 +546,12 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
 // and for the B buffer, decodes thread t's tasks, gives the raw stage back after its last chunk (or
 // the row's), and announces the buffer.
 template <class F, class Tile>
-__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm, HopperQ10TaskRows rows,
+__device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>& sm,
+                                                       HopperQ10TaskRows<Tile> rows,
                                                        int t, uint32_t raw_use, uint32_t b_at,
                                                        int u, int n_chunks) {
-  const int stage = u / Tile::kChunksPerStage, cis = u % Tile::kChunksPerStage;
+  const int stage = static_cast<int>(static_cast<unsigned>(u) / Tile::kChunksPerStage);
+  const int cis = static_cast<int>(static_cast<unsigned>(u) % Tile::kChunksPerStage);
   const uint32_t raw_at = raw_use + stage;
   const uint32_t raw_index = raw_at % Tile::kStages;
   if (cis == 0 && u > 0) mbarrier_wait(&sm.raw_full[raw_index], (raw_at / Tile::kStages) & 1u);
@@ -538,7 +569,8 @@ __device__ __forceinline__ void hopper_q10_decode_step(HopperQ10Shared<F, Tile>&
 template <class F, class Tile>
 __device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10Args& a,
                                                                 HopperQ10Shared<F, Tile>& sm, int t, uint32_t raw_use,
-                                                                uint32_t item_use, HopperQ10TaskRows& rows) {
+                                                                uint32_t item_use,
+                                                                HopperQ10TaskRows<Tile>& rows) {
   mbarrier_wait(&sm.raw_full[raw_use % Tile::kStages], (raw_use / Tile::kStages) & 1u);
   const HopperQ10Item w = sm.items[item_use % Tile::kItemSlots];
   rows = hopper_q10_task_rows<Tile>(a, w, t);
@@ -551,7 +583,7 @@ __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, Hoppe
                                                    int64_t n_items, int n_chunks, int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
-    HopperQ10TaskRows rows = 0;
+    HopperQ10TaskRows<Tile> rows = 0;
     hopper_q10_decode_item<F, Tile>(a, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
     for (int u = 0; u < n_chunks; ++u)
@@ -638,7 +670,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     // The item: from the producer, behind the decoder's announcement of its first chunk; or, when the
     // consumers decode, once its first raw stage has landed, with its first chunk decoded here.
     HopperQ10Item w;
-    [[maybe_unused]] HopperQ10TaskRows rows = 0;
+    [[maybe_unused]] HopperQ10TaskRows<Tile> rows = 0;
     if constexpr (!Tile::kDecoderGroup) {
       w = hopper_q10_decode_item<F, Tile>(a, sm, decoder, raw_use, item_use, rows);
       hopper_q10_decode_step<F, Tile>(sm, rows, decoder, raw_use, b_use, 0, n_chunks);

@@ -110,10 +110,11 @@ constexpr HopperQ10Config hopper_q10_first_fit() {
   }
 }
 
-// B buffers: three where a decoder warpgroup runs ahead of the consumers; two where the consumers
-// decode, one chunk ahead.
+// B buffers: three where a decoder warpgroup runs ahead of the consumers on the 128-pair tile; two
+// on the 64-pair tile (two B sets a buffer: a third does not fit beside 256-value stages of both
+// rings) and where the consumers decode, one chunk ahead.
 template <class F, int Ops, int Pairs>
-inline constexpr int kHopperQ10BBufs = HopperQ10DecoderGroup<F, Ops, Pairs> ? 3 : 2;
+inline constexpr int kHopperQ10BBufs = HopperQ10DecoderGroup<F, Ops, Pairs> && Pairs == 128 ? 3 : 2;
 
 // After the lead candidates, those that keep 256-value raw stages but move the activations in
 // parts of them: for the formats whose large blocks (the K-quants) do not fit two whole stages of
