@@ -2,7 +2,8 @@
 # Call 37: call 36 cut to the device time left (~4 min with the machine's start), in order of
 # need, each step's file written as it ends: the wait variants of bin-run/v2 (call 35's script:
 # none, nohint, onewait, early, both, all3; ncu kernel durations, T = 512 then 4096), then the GPU
-# tests and two cells of bin-run/l (the landing candidate of c36/landing.patch).
+# tests and two cells of bin-run/l (the landing candidate of c37/landing.patch: c36's with the early
+# release only where a chunk is one span per wait, as ptxas -v found the others spill).
 set -u
 cd "$(dirname "$0")/../../../.."
 . scripts/device-prebuilt
