@@ -68,9 +68,10 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
 #endif
 }
 
-// The longest a waiting thread stays suspended in one try_wait (ns) before it tests again. The
-// thread resumes as soon as the phase completes; without the hint the hardware's own limit is
-// short, and each retry is two issued instructions taken from the warps that work beside it.
+// The longest a waiting thread stays suspended in one try_wait (ns) before it tests again; it
+// resumes as soon as the phase completes. On sm_90a ptxas makes the retry loop TRYWAIT,
+// NANOSLEEP.SYNCS, PHASECHK. Against the hardware's own limit (no hint) the q10 Hopper kernels
+// measured the same within 1 % (bench/results/2026-12-06.md, calls 33 and 37).
 inline constexpr uint32_t kMbarrierSuspendNs = 1000000;
 
 // Blocks until the barrier's phase with the given parity has completed.

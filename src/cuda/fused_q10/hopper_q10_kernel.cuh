@@ -74,7 +74,7 @@ namespace strata::cuda::fused_q10 {
 // 128-pair kernel then spills (ptxas -v: IQ1_S, IQ1_M, IQ2_S, NVFP4 and TQ1_0 gate/up, 4 bytes) or
 // measured slower with it (H200, bench/results/2026-12-03-batches.md: Q5_0 +7 %, TQ1_0 down +24 %,
 // Q4_K down +1 %); elsewhere the consumers decode. On the 64-pair tile (the consumers split 256
-// columns) the decoder warpgroup has four tasks per thread and chunk (bench/results/2026-12-05.md).
+// columns) the decoder warpgroup has four tasks per thread and chunk (bench/results/2026-12-06.md).
 template <class F, int Ops>
 inline constexpr bool kDecoderGroupFormat =
     !std::is_same_v<F, Q5_0> &&
@@ -93,8 +93,7 @@ inline constexpr bool kHopperQ10WideProducer =
 // keep the consumers' decode on that tile.
 template <class F, int Ops, int Pairs>
 inline constexpr bool HopperQ10DecoderGroup =
-    kDecoderGroupFormat<F, Ops> &&
-    (Pairs == 128 || (Pairs == 64 && !kHopperQ10WideProducer<F, Ops>));
+    kDecoderGroupFormat<F, Ops> && (Pairs == 128 || !kHopperQ10WideProducer<F, Ops>);
 
 // The formats whose consumers, where they decode, spill when both of a chunk's decode tasks are in
 // flight (ptxas -v): TQ1_0 (both roles), IQ1_S, IQ1_M and Q3_K gate/up. They decode one task at a
