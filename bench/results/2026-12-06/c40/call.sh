@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Call 40: two decoder warpgroups on the 64-pair tile (formats of 64-value spans but IQ1_S, IQ1_M),
+# bin-run/dev (this tree, every format, with the GPU tests) against bin-run/base (7f7d812: call 34's
+# binary, the kernels of main d219d5c), binaries built off the device (Release, sm_90a). Tests of
+# dev, cells of both binaries interleaved, ncu kernel durations, the bf16 baseline, memcheck and
+# racecheck of the small two-decoder cases. Logs in logs.tgz.
+set -u
+cd "$(dirname "$0")/../../../.."
+. scripts/device-prebuilt
+W=$(mktemp -d)
+D=bin-run/dev
+{ for t in fused_q10_test hopper_q10_decode_test c_api_engine_test cuda_pipeline_test; do
+    ( timeout 300 $D/$t --gtest_brief=1 > "$W/test-$t.log" 2>&1; echo "rc=$?" >> "$W/test-$t.log" ) &
+  done
+  wait
+  for t in "$W"/test-*.log; do echo "=== $(basename $t .log)"; grep -E "^\[  PASSED|^\[  FAILED|^\[  SKIPPED \]|rc=" $t | head -30; done
+} > "$OUT/tests.log" 2>&1
+mark tests
+cuobjdump --dump-resource-usage $D/strata-moe 2>&1 | grep -A1 "hopper_q10_kernel" > "$W/resources.txt"
+{ echo "hopper_q10 kernels: $(grep -c "REG:" "$W/resources.txt") resource lines,"\
+    "$(grep "REG:" "$W/resources.txt" | grep -vc "STACK:0 .*LOCAL:0") with a stack or local memory"
+  grep "REG:" "$W/resources.txt" | grep -v "STACK:0 .*LOCAL:0" | head; } > "$OUT/resources.log" 2>&1
+mark resources
+cell() {  # cell BINARY PRESET T ROUTING [GATE DOWN]
+  local b=$1 p=$2 t=$3 r=$4; shift 4
+  local fmt=""; [[ $# -ge 2 ]] && fmt="--gate-up $1 --down $2"
+  timeout 150 bin-run/$b/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
+    --preset $p --routing $r --layers 2 --cells 3 --quiet --tokens $t --chunk $t $fmt 2>&1 | grep -E "^A |^B |rror"
+}
+{ for round in 1 2; do for t in 512 4096; do for b in base dev; do
+    echo "=== $b round $round qwen35-a3b T=$t iq3_s q2_0 uniform"; cell $b qwen35-a3b $t uniform; done; done; done
+  for b in base dev; do echo "=== $b qwen35-a3b T=16384 iq3_s q2_0 uniform"; cell $b qwen35-a3b 16384 uniform; done
+  for b in base dev; do echo "=== $b qwen35-a3b T=512 iq3_s q2_0 skewed"; cell $b qwen35-a3b 512 skewed; done
+  for b in base dev; do for m in "q4_K q6_K" "iq4_xs iq4_xs" "q8_0 q8_0"; do
+    echo "=== $b qwen35-a3b T=512 $m uniform"; cell $b qwen35-a3b 512 uniform $m; done; done
+  for b in base dev; do echo "=== $b qwen3-30b T=512 iq3_s q2_0 uniform"; cell $b qwen3-30b 512 uniform; done
+} > "$OUT/bench.log" 2>&1
+mark bench
+timeout 120 python3 .device-probes/torch/grouped_bf16.py > "$OUT/bf16.log" 2>&1
+mark bf16
+{ for b in base dev; do
+    echo "=== $b T=512"
+    timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:hopper_q10_kernel \
+      --launch-count 4 bin-run/$b/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
+      --preset qwen35-a3b --routing uniform --layers 1 --cells 1 --quiet --tokens 512 --chunk 512 2>&1 \
+      | grep -E "hopper_q10_kernel|gpu__time" | cut -c1-150
+  done; } > "$OUT/kernels.log" 2>&1
+mark kernels
+{ for tool in memcheck racecheck; do
+    echo "=== $tool: two-decoder 64-pair tiles (iq3_s, q2_0, q1_0, tq2_0) and q2_K gate/up small cases"
+    timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
+      --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small:HopperFormats/*gate_up_q1_0_small:HopperFormats/*down_tq2_0_small' 2>&1 | tail -3
+    echo "rc=${PIPESTATUS[0]}"; done; } > "$OUT/sanitize.log" 2>&1
+mark sanitize
+tar czf "$OUT/logs.tgz" -C "$W" .
