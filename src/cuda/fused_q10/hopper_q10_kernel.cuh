@@ -17,9 +17,10 @@
 //   - decoder: per chunk of 64 values, decodes the columns' raw blocks into f16 integer core
 //     matrices (HalfPiece<F>: the format's wide decode, |w| <= W_f) in a ring of B buffers, with
 //     their span scales (and offsets), each buffer announced on its own `full` mbarrier and given
-//     back on its `empty` one. Either a warpgroup of its own (warpgroup 1; kDecoderGroup), which
-//     runs up to kBBufs chunks ahead of the consumers, or the consumers themselves, each chunk's
-//     decode issued while the previous chunk's products run (HopperQ10DecoderGroup says which);
+//     back on its `empty` one. Either a warpgroup of its own (warpgroup 1; kDecoderGroup), or two
+//     sharing each chunk (warpgroups 1 and 2 of the 64-pair tile, kHopperQ10TwoDecoders), which run
+//     up to kBBufs chunks ahead of the consumers, or the consumers themselves, each chunk's decode
+//     issued while the previous chunk's products run (HopperQ10DecoderGroup says which);
 //   - consumers (the last two warpgroups): per chunk, S/16 wgmma m64n128k16 f32.f16.f16 per span of S
 //     values with the activations from registers (ldmatrix at the chunk's start) and the decoded
 //     weights from the B buffer, the accumulator restarted on the span's first step: the exact
@@ -103,6 +104,15 @@ inline constexpr bool kHopperQ10SerialDecode =
     std::is_same_v<F, Tq1_0> ||
     (Ops == 2 && (std::is_same_v<F, Iq1S> || std::is_same_v<F, Iq1M> || std::is_same_v<F, Q3_K>));
 
+// The 64-pair tile decodes 256 columns a chunk, twice the 128-pair tile's: two decoder warpgroups
+// share it (two tasks per thread each, as on the 128-pair tile), where the consumers fit in the
+// registers left beside them (formats of 64-value spans: one span-dot set) and the decoders in 56
+// (ptxas -v: IQ1_S and IQ1_M down spill 48 and 72 bytes there; they keep one decoder).
+template <class F, int Ops, int Pairs>
+inline constexpr bool kHopperQ10TwoDecoders = HopperQ10DecoderGroup<F, Ops, Pairs> && Pairs == 64 &&
+                                              F::kWideSpan == 64 && !std::is_same_v<F, Iq1S> &&
+                                              !std::is_same_v<F, Iq1M>;
+
 template <class F, int Ops, int StageValues, int Stages, int Pairs, int ActStageValues, int ActStages, int BBufs>
 struct HopperQ10Tile {
   static constexpr int kOps = Ops;                    // 2: gate + up interleaved; 1: down
@@ -124,7 +134,8 @@ struct HopperQ10Tile {
   static constexpr int kCtaCols = kPairSplit ? kWgCols : 2 * kWgCols;
   static constexpr int kBSets = kPairSplit ? 1 : 2;   // B tiles per buffer: shared, or one per consumer
   static constexpr bool kDecoderGroup = HopperQ10DecoderGroup<F, Ops, Pairs>;
-  static constexpr int kDecodeThreads = kDecoderGroup ? 128 : 256;  // the decoder warpgroup, or the consumers
+  static constexpr int kDecoderGroups = !kDecoderGroup ? 0 : kHopperQ10TwoDecoders<F, Ops, Pairs> ? 2 : 1;
+  static constexpr int kDecodeThreads = kDecoderGroup ? 128 * kDecoderGroups : 256;  // the decoder warpgroups, or the consumers
   static constexpr int kBBufs = BBufs;                // B buffers (chunks) the decoder may run ahead
   static constexpr int kStages = Stages;              // raw-block stages in flight
   static constexpr int kActStages = ActStages;        // activation stages in flight
@@ -142,8 +153,8 @@ struct HopperQ10Tile {
   // two at a time (formats of 16- and 32-value spans), one commit and one wait for both, in two
   // span-dot sets; elsewhere one span at a time.
   static constexpr int kSpanBatch = kDecoderGroup && kSpansPerChunk > 1 ? 2 : 1;
-  static constexpr int kThreads = kDecoderGroup ? 512 : 384;  // producer, [decoder,] two consumers
-  static constexpr int kFirstConsumer = kDecoderGroup ? 2 : 1;  // warpgroup of consumer 0
+  static constexpr int kThreads = 128 * (1 + kDecoderGroups + 2);  // producer, [decoders,] two consumers
+  static constexpr int kFirstConsumer = 1 + kDecoderGroups;      // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
   // decoder warpgroup, measured with -Xptxas -v: the fewest registers with which neither it nor the
   // producer spills, the rest to the consumers. Without one, the consumers that decode keep 232
@@ -156,10 +167,12 @@ struct HopperQ10Tile {
       kDecoderGroup ? (Pairs == 64 ? 40 : 32) : kWideProducer ? 56 : 40;
   // Two span-dot sets (kSpanBatch) take 32 more registers per consumer thread: 184 beside a
   // decoder at 104.
+  // Two decoder warpgroups: 640 threads launch with 96 registers each; 56 per decoder thread (two
+  // tasks, as the 128-pair tile's decoder at 56 did not spill) leave the consumers 160.
   static constexpr int kDecoderRegisters =
-      !kDecoderGroup ? 0 : kSpanBatch == 2 ? 104 : Pairs == 64 ? 120 : 128;
+      !kDecoderGroup ? 0 : kDecoderGroups == 2 ? 56 : kSpanBatch == 2 ? 104 : Pairs == 64 ? 120 : 128;
   static constexpr int kConsumerRegisters =
-      kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
+      kDecoderGroups == 2 ? 160 : kDecoderGroup ? (kSpanBatch == 2 ? 184 : 176) : kWideProducer ? 224 : 232;
   static constexpr int kBlocksPerStage = StageValues / F::kBlockValues;
   static constexpr int kRawBytes = kBlocksPerStage * F::kBlockBytes;
   static constexpr int kRawStride = (kRawBytes + 30 + 15) / 16 * 16;
@@ -205,7 +218,8 @@ struct HopperQ10Tile {
   static_assert(kDecodeThreads % kWgCols == 0 || kWgCols % kDecodeThreads == 0, "a task's column from its index");
   static_assert(kPairs <= 128 && kCtaCols % 128 == 0, "one producer thread per pair, whole columns per thread");
   static_assert(kTensorRows % kBoxRows == 0, "a tensor's rows of the slot are whole TMA boxes");
-  static_assert(128 * (kProducerRegisters + kDecoderRegisters + 2 * kConsumerRegisters) <= kThreads * kLaunchRegisters,
+  static_assert(128 * (kProducerRegisters + kDecoderGroups * kDecoderRegisters + 2 * kConsumerRegisters) <=
+                    kThreads * kLaunchRegisters,
                 "setmaxnreg cannot hand out more registers than the launch gave");
   static_assert(BBufs >= 2, "the decoder runs at least one chunk ahead");
   static_assert(kSpansPerChunk % kSpanBatch == 0, "whole batches of spans per chunk");
@@ -633,7 +647,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
     return;
   }
   if constexpr (Tile::kDecoderGroup) {
-    if (warpgroup == 1) {
+    if (warpgroup <= Tile::kDecoderGroups) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
       hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_items, n_chunks, n_stages);
       return;
