@@ -606,6 +606,20 @@ __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, Hoppe
   }
 }
 
+// The first of the 16 pairs (m16 rows) that warp `warp` of consumer `c` multiplies, folds and
+// stores; a warp whose 16 rows are all past the tile's pairs skips its fold. On the 64-pair tile
+// (both consumers on the same pairs) consumer 1 takes its four row blocks rotated by two: a tile's
+// pairs fill its first rows, so with at most 32 (most tiles at a mean of 16 pairs per expert) the
+// consumers' live warps sit on different schedulers (warp w of a warpgroup runs on scheduler w),
+// where unrotated both would fold on the same ones; there such a warp skips gate/up's SwiGLU and
+// requantisation too. On the 128-pair tile both measured 1-2 % slower (bench/results/2026-12-06.md,
+// call 41): its rows stay in order.
+template <class Tile>
+__device__ __forceinline__ int hopper_q10_warp_pair(int pair_base, int warp, int c) {
+  if constexpr (Tile::kPairSplit) return pair_base + 16 * warp;
+  else return pair_base + (16 * warp + 32 * c) % Tile::kConsumerPairs;
+}
+
 template <class F, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __grid_constant__ HopperQ10Args a) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -701,7 +715,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 #pragma unroll
       for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &sm.act_slot[act_index].acts[pair_base + 16 * warp + lane % 16]
+                    &sm.act_slot[act_index].acts[hopper_q10_warp_pair<Tile>(pair_base, warp, c) + lane % 16]
                                                 [act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
     };
 #pragma unroll 1
@@ -717,8 +731,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const bool has_next = u + 1 < n_chunks;
       const uint32_t b_base = shared_address(sm.b[buf][set]);
 
-      const bool live = pair_base + 16 * warp < w.pair_count;  // else the warp's 16 rows are all padding
-      const int pair0 = pair_base + 16 * warp + group;
+      // else the warp's 16 rows are all padding
+      const bool live = hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count;
+      const int pair0 = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group;
       const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
 
 #pragma unroll
@@ -809,8 +824,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const int feature_base = (w.col_begin + col_base) / 2;
       const int n_blocks = f / kQ10BlockValues;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int pair = pair_base + 16 * warp + group + 8 * h;
+      for (int h = 0; h < 2 && (Tile::kPairSplit || hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count);
+           ++h) {  // the test is warp-uniform
+        const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
         float hv[16];
         float amax = 0.0f;
 #pragma unroll
@@ -859,7 +875,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const int rows = args.out_rows;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = pair_base + 16 * warp + group + 8 * h;
+        const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
         if (pair >= w.pair_count) continue;
         float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
         // rows % 64 == 0 and an even row: both of a lane's values are in the row, 8-byte aligned
