@@ -731,7 +731,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const bool has_next = u + 1 < n_chunks;
       const uint32_t b_base = shared_address(sm.b[buf][set]);
 
-      // else the warp's 16 rows are all padding
+      // false where the warp's 16 rows are all padding
       const bool live = hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count;
       const int pair0 = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group;
       const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
