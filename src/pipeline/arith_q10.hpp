@@ -56,6 +56,40 @@ STRATA_HD_INLINE void quantize_block_q10(const float* x /*[n]*/, int n /*64 or 3
   }
 }
 
+// ---- the same codes from the block scale's reciprocal (the device epilogues) -----------------
+// quantize_block_q10 divides every value of a block by its d. Where d lies in
+// [kQ10ReciprocalMin, kQ10ReciprocalMax], the quotient can instead come from r = 1.0f / d, one
+// IEEE division per block: q0 = x * r, then q0 + (x - q0 d) r, the remainder and the correction
+// each by one fmaf (q10_quotient).
+// - With r the correctly rounded 1/d and q0 within an ulp of x / d, that is x / d correctly
+//   rounded wherever the remainder x - q0 d is exact (Markstein's theorem): for |x| >= 2^-102,
+//   whose remainder needs no bits below 2^-149.
+// - Below that, |x / d| < 2^-102 / 2^-100 = 1/4, and so is the returned quotient. Both round
+//   to a zero code (its sign is lost in the int).
+// - A NaN x gives NaN, as x / d does. An infinite x makes d infinite (d = amax / 511), outside
+//   the range, as are d = 0, subnormal and NaN d: those blocks keep the division.
+// tests/unit/cpu_q10_test.cpp holds q10_quotient and q10_code against the rule, and the device
+// arms' bitwise tests hold the kernels against the CPU arms.
+inline constexpr float kQ10ReciprocalMin = 0x1p-100f;
+inline constexpr float kQ10ReciprocalMax = 0x1p100f;
+
+STRATA_HD_INLINE bool q10_reciprocal_applies(float d) {
+  return d >= kQ10ReciprocalMin && d <= kQ10ReciprocalMax;  // false for NaN
+}
+
+// x / d from r = 1.0f / d, for d where q10_reciprocal_applies (see above).
+STRATA_HD_INLINE float q10_quotient(float x, float d, float r) {
+  const float q0 = x * r;
+  return fmaf(fmaf(-q0, d, x), r, q0);
+}
+
+// The rule's code from its quotient x / d: roundf (ties away from zero), clamped to +-511.
+STRATA_HD_INLINE int q10_code(float quotient) {
+  const float r = roundf(quotient);
+  return static_cast<int>(
+      fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode)));
+}
+
 // ---- the fold of one span into an fp32 accumulator ---------------------------------------------
 // isum: the exact integer dot of the span's weights and activation codes, as fp32 (|isum| < 2^24
 // by WideBlockFormat, so the conversion is exact whether it comes from int32 on the CPU or from

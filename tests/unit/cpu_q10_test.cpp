@@ -81,6 +81,78 @@ TEST(Q10Quantise, RowsEndInAShortBlock) {
   }
 }
 
+// ---- the codes from the scale's reciprocal (the device epilogues) --------------------------
+// q10_quotient(x, d, 1.0f / d) against x / d, and q10_code of it against the rule's code, over
+// scales across the range (significands that stress a reciprocal: all ones, one, one ulp above
+// one; the range's ends; seeded random ones) and values at every code's rounding boundary
+// (k + 1/2 steps and the floats beside them), random values of every magnitude up to 511 steps,
+// values too small for an exact remainder, and NaN. The quotient must be the division's bits
+// wherever |x| >= 2^-102, the code the rule's everywhere.
+TEST(Q10Quantise, ReciprocalQuotientEqualsTheDivision) {
+  const uint64_t seed = test::fresh_seed("q10_reciprocal");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto rule_code = [](float x, float d) {
+    float r = (d == 0.0f) ? 0.0f : std::roundf(x / d);
+    r = std::fmin(std::fmax(r, -511.0f), 511.0f);
+    return static_cast<int>(r);
+  };
+  auto bits_float = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  };
+  EXPECT_FALSE(q10_reciprocal_applies(0.0f));
+  EXPECT_FALSE(q10_reciprocal_applies(NAN));
+  EXPECT_FALSE(q10_reciprocal_applies(INFINITY));
+  EXPECT_FALSE(q10_reciprocal_applies(std::nextafter(0x1p-100f, 0.0f)));
+  EXPECT_FALSE(q10_reciprocal_applies(std::nextafter(0x1p100f, INFINITY)));
+  EXPECT_FALSE(q10_reciprocal_applies(bits_float(0x00000001u)));  // subnormal
+  EXPECT_TRUE(q10_reciprocal_applies(0x1p-100f));
+  EXPECT_TRUE(q10_reciprocal_applies(0x1p100f));
+
+  std::vector<float> scales;
+  const uint32_t hard[] = {0x000000u, 0x7FFFFFu, 0x7FFFFEu, 0x000001u, 0x400000u, 0x3FFFFFu, 0x555555u, 0x2AAAAAu};
+  for (const uint32_t m : hard)
+    for (const int e : {-100, -60, -20, -7, 0, 13, 60, 99}) scales.push_back(std::ldexp(bits_float(0x3F800000u | m), e));
+  scales.push_back(0x1p100f);
+  scales.push_back(std::nextafter(0x1p100f, 0.0f));
+  for (int i = 0; i < 200; ++i) {
+    const auto exponent = static_cast<uint32_t>(127 - 100 + static_cast<int>(rng() % 200));
+    scales.push_back(bits_float(exponent << 23 | static_cast<uint32_t>(rng() & 0x7FFFFFu)));
+  }
+
+  int64_t checked = 0;
+  for (const float d : scales) {
+    ASSERT_TRUE(q10_reciprocal_applies(d)) << d;
+    const float r = 1.0f / d;
+    auto check = [&](float x) {
+      const float q = q10_quotient(x, d, r), reference = x / d;
+      if (std::abs(x) >= 0x1p-102f)
+        ASSERT_EQ(std::memcmp(&q, &reference, sizeof q), 0)
+            << std::hexfloat << "x " << x << " d " << d << ": " << q << " against " << reference;
+      ASSERT_EQ(q10_code(q), rule_code(x, d)) << std::hexfloat << "x " << x << " d " << d;
+      ++checked;
+    };
+    for (int k = 0; k <= 512; ++k) {  // every rounding boundary, and the clamp's
+      float x = (static_cast<float>(k) + 0.5f) * d;
+      for (int step = 0; step < 4; ++step) x = std::nextafter(x, 0.0f);
+      for (int step = 0; step < 9; ++step, x = std::nextafter(x, INFINITY)) {
+        check(x);
+        check(-x);
+      }
+    }
+    for (int i = 0; i < 4096; ++i) {  // any magnitude up to 511.5 steps, both signs
+      const float x = std::ldexp(std::uniform_real_distribution<float>(0.5f, 1.0f)(rng),
+                                 static_cast<int>(rng() % 40) - 30) * 1022.0f * d;
+      check((rng() & 1u) != 0 ? x : -x);
+    }
+    for (const float x : {0.0f, -0.0f, 0x1p-103f, -0x1p-110f, bits_float(0x00000001u), bits_float(0x807FFFFFu), NAN})
+      check(x);
+  }
+  EXPECT_EQ(checked, static_cast<int64_t>(scales.size()) * (513 * 18 + 4096 + 7));  // none skipped
+}
+
 // ---- span dots at the bound ----------------------------------------------------------------
 // Worst cases per format: codes +-511 against +-W_f, same sign everywhere (the largest span sum),
 // alternating (cancellation), and big against tiny. With unit scales and one or two spans the
