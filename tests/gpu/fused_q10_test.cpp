@@ -8,7 +8,7 @@
 //   - across launches and both tile configurations (a configuration changes speed, never a bit);
 // on seeded edge cases (T = 1, k = 1, empty and one-row experts, an expert with most of the
 // tokens, multi-tile experts, a partial feature block of the small tile, E = 1024 with k = 16,
-// 2-byte aligned weights)
+// 2-byte aligned weights, token rows scaled from 2^-60 to 2^56)
 // and an all-zero token whose output row must be exactly zero. Formats (the sm_80 kernels): every
 // format of q10_formats.hpp once as gate/up (down Q8_0) and once as down (gate/up Q8_0), each at
 // its smallest d and f with T = 1, k = 1, at d or f % 64 == 32 where its block allows (the row's
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -230,7 +231,13 @@ struct Q10Case {
   GgmlType gate_up = GgmlType::IQ3_S;  // gate and up
   GgmlType down = GgmlType::Q2_0;
   size_t weight_offset = 2;  // the tensors' bytes past a device allocation (test::upload_layer)
+  // Token rows scaled by powers of two (kExtremeScales, by token): gate and up scale with them
+  // exactly, so h spans magnitudes whose requantisation scales lie below, inside and above the
+  // range where the Hopper epilogue divides by the reciprocal (q10_reciprocal_applies).
+  bool extreme_magnitudes = false;
 };
+
+constexpr float kExtremeScales[] = {1.0f, 0x1p-60f, 0x1p-44f, 0x1p44f, 0x1p56f};
 
 // weight_offset of a case whose tensors each end where mapped memory ends (mapped_end.hpp): a
 // read past a tensor's last byte faults.
@@ -260,7 +267,11 @@ test::SyntheticCase make_case(const Q10Case& c, uint64_t seed) {
   spec.n_expert = c.n_expert;
   spec.gate_type = spec.up_type = c.gate_up;
   spec.down_type = c.down;
-  return test::make_synthetic_case(spec, c.k, c.n_tokens, c.routing, seed);
+  test::SyntheticCase sc = test::make_synthetic_case(spec, c.k, c.n_tokens, c.routing, seed);
+  if (c.extreme_magnitudes)
+    for (int64_t t = 0; t < c.n_tokens; ++t)
+      for (int64_t i = 0; i < c.d; ++i) sc.x[t * c.d + i] *= kExtremeScales[t % std::size(kExtremeScales)];
+  return sc;
 }
 
 std::string case_name(const ::testing::TestParamInfo<Q10Case>& info) {
@@ -284,6 +295,9 @@ const Q10Case kCases[] = {
     // A full 128-pair tile, then 64 pairs (at most one consumer's rows of the large tile) or 65.
     {"single_expert_192_rows", 512, 192, 2, 1, 192, test::CaseRouting::kSingleExpert},
     {"single_expert_193_rows", 256, 128, 2, 1, 193, test::CaseRouting::kSingleExpert},
+    // Rows of h whose scales fall outside the reciprocal's range and inside it, in one warp.
+    {"extreme_magnitudes", 512, 256, 8, 2, 150, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
+     GgmlType::Q2_0, 2, true},
 };
 
 class FusedQ10Layer : public ::testing::TestWithParam<Q10Case> {};
@@ -313,6 +327,18 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
   const MoeLayerWeights& host = sc.layer.weights;
   ASSERT_TRUE(cuda::fused_q10::q10_fused_supports(host));
   const Q10Model want = q10_model(host, in);
+  if (c.extreme_magnitudes) {  // the case reaches every side of the reciprocal's range
+    int64_t below = 0, inside = 0, above = 0;
+    for (const float s : want.h_q.scales) {
+      if (s == 0.0f) continue;
+      below += s < kQ10ReciprocalMin;
+      inside += q10_reciprocal_applies(s);
+      above += s > kQ10ReciprocalMax;
+    }
+    EXPECT_GT(below, 0);
+    EXPECT_GT(inside, 0);
+    EXPECT_GT(above, 0);
+  }
 
   const CaseWeights dev(host, c.weight_offset);
   DeviceRun run(in, c.d);
