@@ -670,9 +670,13 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 
   // ---- consumers -------------------------------------------------------------------------------
   setmaxnreg_increase<Tile::kConsumerRegisters>();
-  const int c = warpgroup - Tile::kFirstConsumer;  // consumer index
+  // The consumer index, broadcast from lane 0: the compiler then knows it is warp-uniform, and
+  // keeps what follows from it (the 64-pair tile's B set, its address and the wgmma descriptors
+  // built from that) in uniform registers instead of computing them in every lane and moving
+  // them to uniform registers before each wgmma.
+  const int c = __shfl_sync(0xffffffffu, warpgroup - Tile::kFirstConsumer, 0);
   const int t = tid - 128 * warpgroup;  // thread within the consumer warpgroup
-  const int warp = t / 32, lane = t % 32;
+  const int warp = __shfl_sync(0xffffffffu, t / 32, 0), lane = t % 32;  // warp: uniform, as c
   const int group = lane / 4, tig = lane % 4;
   // Pair split: pairs [64c, 64c + 64) against the shared columns; column split: the tile's pairs
   // against columns [c * kWgCols, (c + 1) * kWgCols).
