@@ -168,7 +168,19 @@ __device__ __forceinline__ void put_signed_grid8(uint32_t (&h2)[16], int v0, con
 // bytes under the f16 bits 0x64 (1024 + g), one HFMA2 per pair, (1024 + g) * M - 1024 * M =
 // g * M <= 465, exact (one rounding of an exact f16 integer), then the sign bits XORed onto the
 // f16 sign bits (pair_sign_bits: one prmt per pair, eight shifts per piece): decode_wide's
-// integers.
+// integers. Each group's 9-bit grid index is one prmt (iq3s_index) of the qs byte and the group's
+// qh bit, the piece's eight qh bits spread one per byte beforehand.
+//
+// The index of group k (0..3) of a word of four qs bytes: qs byte k | (qh byte k << 8), where
+// qh_bytes holds each group's qh bit as a byte (0 or 1). The two upper bytes replicate the sign
+// bit of qh byte 0 (prmt's msb mode, selector nibble 0xC), which is 0.
+__device__ __forceinline__ uint32_t iq3s_index(uint32_t qs, uint32_t qh_bytes, int k) {
+  const uint32_t selector = 0xCC00u | (static_cast<uint32_t>(4 + k) << 4) | static_cast<uint32_t>(k);
+  uint32_t index;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(index) : "r"(qs), "r"(qh_bytes), "r"(selector));
+  return index;
+}
+
 template <>
 struct HalfPiece<Iq3S> {
   using Decoder = blocks::DeviceDecoder<Iq3S>;
@@ -185,10 +197,13 @@ struct HalfPiece<Iq3S> {
     uint32_t shifted[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) shifted[k] = raw.signs << k;
+    // The qh bits of groups 0-3 and 4-7 (meta bits 16-23), one per byte.
+    const uint32_t qh = raw.meta >> 16;
+    const uint32_t qh_bytes[2] = {((qh & 0xFu) * 0x00204081u) & 0x01010101u,
+                                  (((qh >> 4) & 0xFu) * 0x00204081u) & 0x01010101u};
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-      const uint32_t index = __byte_perm(raw.qs[m / 4], 0u, 0x4440u + static_cast<uint32_t>(m % 4)) |
-                             ((raw.meta >> (8 + m)) & 0x100u);
+      const uint32_t index = iq3s_index(raw.qs[m / 4], qh_bytes[m / 4], m % 4);
       __half2 lo, hi;
       codes_under_1024(grid[index], lo, hi);
       lo = __hfma2(lo, m2, bias);
