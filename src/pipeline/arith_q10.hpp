@@ -36,6 +36,13 @@ STRATA_HD_INLINE int q10_block_values(int64_t cols, int64_t block) {
   return rest < kQ10BlockValues ? static_cast<int>(rest) : kQ10BlockValues;
 }
 
+// The rule's code from its quotient x / d: roundf (ties away from zero), clamped to +-511.
+STRATA_HD_INLINE int q10_code(float quotient) {
+  const float r = roundf(quotient);
+  return static_cast<int>(
+      fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode)));
+}
+
 // ---- activation quantisation (per block of 64 values, or 32 at a row's end) ------------------
 // d = amax / 511 (fp32), q = roundf(x / d) (x/d in fp32, ties away from zero), clamped to
 // [-511, 511]; an all-zero block gives d = 0, q = 0. sums[i] = sum of codes i*16 .. i*16+15.
@@ -48,9 +55,7 @@ STRATA_HD_INLINE void quantize_block_q10(const float* x /*[n]*/, int n /*64 or 3
   *scale = d;
   for (int i = 0; i < n / kQ10SumValues; ++i) sums[i] = 0;
   for (int i = 0; i < n; ++i) {
-    float r = (d == 0.0f) ? 0.0f : roundf(x[i] / d);
-    r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
-    const int code = static_cast<int>(r);
+    const int code = q10_code((d == 0.0f) ? 0.0f : x[i] / d);
     q[i] = static_cast<int16_t>(code);
     sums[i / kQ10SumValues] += code;
   }
@@ -81,13 +86,6 @@ STRATA_HD_INLINE bool q10_reciprocal_applies(float d) {
 STRATA_HD_INLINE float q10_quotient(float x, float d, float r) {
   const float q0 = x * r;
   return fmaf(fmaf(-q0, d, x), r, q0);
-}
-
-// The rule's code from its quotient x / d: roundf (ties away from zero), clamped to +-511.
-STRATA_HD_INLINE int q10_code(float quotient) {
-  const float r = roundf(quotient);
-  return static_cast<int>(
-      fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode)));
 }
 
 // ---- the fold of one span into an fp32 accumulator ---------------------------------------------
