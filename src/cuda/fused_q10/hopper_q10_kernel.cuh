@@ -426,25 +426,27 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 // ---- decoder ------------------------------------------------------------------------------------
 // A decode task is one 32-value piece of one column of one B set; thread t of the decoding threads
 // has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of an item.
-// Task index = (set * kPiecesPerChunk + piece) * kWgCols + column within the set, except that the
-// upper half of each warp takes the chunk's pieces in the other order. Its 16 lanes then read
-// their rows' raw bytes at another offset than the lower 16 at the same moment: the raw rows are a
-// multiple of 16 bytes apart (bulk copies), so lanes l and l + 8 and l + 16 would meet on one bank.
+// Within a set, task index r = 32 w + l (w: a warp's worth of tasks, l: the lane) is column
+// 16 w + l % 16, piece l / 16: the two half-warps decode the two pieces of the same 16 columns.
+// Their rows are a multiple of 16 bytes apart (bulk copies), so the 16 lanes of a half-warp meet
+// two to a bank on the bytes at one offset; the other half-warp reads its piece's bytes of the
+// same rows (another offset) and the bytes the pieces share (a block's scale, its qh and scale
+// bytes) at the same addresses, which the shared loads broadcast.
 template <class Tile>
 struct HopperQ10Task {
-  static_assert(Tile::kPiecesPerChunk == 2, "two 32-value pieces per chunk: the half-warps swap them");
+  static_assert(Tile::kPiecesPerChunk == 2 && Tile::kWgCols % 16 == 0,
+                "two 32-value pieces per chunk, one per half-warp");
   int set, local, piece;
   __device__ __forceinline__ HopperQ10Task(int t, int i) {
     // From an unsigned task index: the compiler then knows the fields are not negative, and the
     // quotients and remainders of the decode's addresses need no sign fix-up.
     const unsigned task =
         static_cast<unsigned>(t) + Tile::kDecodeThreads * static_cast<unsigned>(i);
-    set = static_cast<int>(task / (Tile::kWgCols * Tile::kPiecesPerChunk));
-    local = static_cast<int>(task % Tile::kWgCols);
-    // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
-    // the piece by the lane's half-warp is a permutation of them.
-    piece =
-        static_cast<int>(((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ ((task % 32u) / 16u));
+    constexpr unsigned kSetTasks = Tile::kWgCols * Tile::kPiecesPerChunk;
+    set = static_cast<int>(task / kSetTasks);
+    const unsigned r = task % kSetTasks;
+    local = static_cast<int>((r / 32u) * 16u + r % 16u);
+    piece = static_cast<int>((r % 32u) / 16u);
   }
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
