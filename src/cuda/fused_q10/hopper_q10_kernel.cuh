@@ -627,8 +627,9 @@ __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, Hoppe
 // consumers' live warps sit on different schedulers (warp w of a warpgroup runs on scheduler w),
 // where unrotated both would fold on the same ones. On the 128-pair tile the rotation, measured
 // with the epilogue skip below, was 1-2 % slower (bench/results/2026-12-06.md, call 41): its rows
-// stay in order. On both tiles a warp of padding rows skips gate/up's SwiGLU and requantisation too
-// (on the 128-pair tile alone: the layer 0.98x its time at T = 4096, call 51).
+// stay in order. On both tiles each 8-row half of a warp whose rows are all padding skips gate/up's
+// SwiGLU and requantisation (per warp on the 128-pair tile: the layer 0.98x its time at T = 4096,
+// call 51; per half: 0.975x at T = 512, call 52).
 template <class Tile>
 __device__ __forceinline__ int hopper_q10_warp_pair(int pair_base, int warp, int c) {
   if constexpr (Tile::kPairSplit) return pair_base + 16 * warp;
@@ -842,10 +843,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const int f = args.out_rows;
       const int feature_base = (w.col_begin + col_base) / 2;
       const int n_blocks = f / kQ10BlockValues;
-      // A warp whose 16 rows are all padding skips SwiGLU and the requantisation, as it skips its
-      // fold (the test is warp-uniform).
+      // Each half h (rows group + 8h of the warp's 16) whose 8 rows are all padding skips SwiGLU
+      // and the requantisation (the test is warp-uniform); a warp of padding rows also skips its
+      // fold.
 #pragma unroll
-      for (int h = 0; h < 2 && hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count; ++h) {
+      for (int h = 0; h < 2 && hopper_q10_warp_pair<Tile>(pair_base, warp, c) + 8 * h < w.pair_count; ++h) {
         const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
         float hv[16];
         float amax = 0.0f;
