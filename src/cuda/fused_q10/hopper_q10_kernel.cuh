@@ -426,25 +426,39 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
 // ---- decoder ------------------------------------------------------------------------------------
 // A decode task is one 32-value piece of one column of one B set; thread t of the decoding threads
 // has tasks t + kDecodeThreads * i, i < kDecodeTasks, the same columns in every chunk of an item.
-// Task index = (set * kPiecesPerChunk + piece) * kWgCols + column within the set, except that the
-// upper half of each warp takes the chunk's pieces in the other order. Its 16 lanes then read
-// their rows' raw bytes at another offset than the lower 16 at the same moment: the raw rows are a
-// multiple of 16 bytes apart (bulk copies), so lanes l and l + 8 and l + 16 would meet on one bank.
+// The raw rows lie a multiple of 16 bytes apart (bulk copies), so the lanes that read the bytes at
+// one offset of 16 rows meet two to a bank; the lane mappings keep the two half-warps' loads apart:
+//   - decoder warpgroups: within a set, task r = 32 w + l (l: the lane) is column 16 w + l % 16,
+//     piece l / 16. The two half-warps decode the two pieces of the same 16 columns: the bytes both
+//     pieces read (a block's d, its qh and scale bytes) load as broadcasts, the others lie at
+//     another offset of the same rows;
+//   - consumers that decode: task index = (set * kPiecesPerChunk + piece) * kWgCols + column
+//     within the set, the upper half of each warp taking the chunk's pieces in the other order
+//     (ptxas -v: the decoder warpgroups' mapping spills TQ1_0's 64-pair consumers, 756 bytes).
 template <class Tile>
 struct HopperQ10Task {
-  static_assert(Tile::kPiecesPerChunk == 2, "two 32-value pieces per chunk: the half-warps swap them");
+  static_assert(Tile::kPiecesPerChunk == 2 && Tile::kWgCols % 16 == 0 && Tile::kDecodeThreads % 32 == 0,
+                "two 32-value pieces per chunk, one per half-warp");
   int set, local, piece;
   __device__ __forceinline__ HopperQ10Task(int t, int i) {
     // From an unsigned task index: the compiler then knows the fields are not negative, and the
     // quotients and remainders of the decode's addresses need no sign fix-up.
     const unsigned task =
         static_cast<unsigned>(t) + Tile::kDecodeThreads * static_cast<unsigned>(i);
-    set = static_cast<int>(task / (Tile::kWgCols * Tile::kPiecesPerChunk));
-    local = static_cast<int>(task % Tile::kWgCols);
-    // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
-    // the piece by the lane's half-warp is a permutation of them.
-    piece =
-        static_cast<int>(((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ ((task % 32u) / 16u));
+    const unsigned half = (task % 32u) / 16u;  // the lane's half-warp (kDecodeThreads is whole warps)
+    if constexpr (Tile::kDecoderGroup) {
+      constexpr unsigned kSetTasks = Tile::kWgCols * Tile::kPiecesPerChunk;
+      set = static_cast<int>(task / kSetTasks);
+      const unsigned r = task % kSetTasks;
+      local = static_cast<int>((r / 32u) * 16u + r % 16u);
+      piece = static_cast<int>(half);
+    } else {
+      set = static_cast<int>(task / (Tile::kWgCols * Tile::kPiecesPerChunk));
+      local = static_cast<int>(task % Tile::kWgCols);
+      // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
+      // the piece by the lane's half-warp is a permutation of them.
+      piece = static_cast<int>(((task / Tile::kWgCols) % Tile::kPiecesPerChunk) ^ half);
+    }
   }
   __device__ __forceinline__ int column() const { return set * Tile::kWgCols + local; }  // CTA column
 };
@@ -611,9 +625,11 @@ __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, Hoppe
 // (both consumers on the same pairs) consumer 1 takes its four row blocks rotated by two: a tile's
 // pairs fill its first rows, so with at most 32 (most tiles at a mean of 16 pairs per expert) the
 // consumers' live warps sit on different schedulers (warp w of a warpgroup runs on scheduler w),
-// where unrotated both would fold on the same ones; there such a warp skips gate/up's SwiGLU and
-// requantisation too. On the 128-pair tile both measured 1-2 % slower (bench/results/2026-12-06.md,
-// call 41): its rows stay in order.
+// where unrotated both would fold on the same ones. On the 128-pair tile the rotation, measured
+// with the epilogue skip below, was 1-2 % slower (bench/results/2026-12-06.md, call 41): its rows
+// stay in order. On both tiles each 8-row half of a warp whose rows are all padding skips gate/up's
+// SwiGLU and requantisation (per warp on the 128-pair tile: the layer 0.98x its time at T = 4096,
+// call 51; per half: 0.975x at T = 512, call 52).
 template <class Tile>
 __device__ __forceinline__ int hopper_q10_warp_pair(int pair_base, int warp, int c) {
   if constexpr (Tile::kPairSplit) return pair_base + 16 * warp;
@@ -827,9 +843,11 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const int f = args.out_rows;
       const int feature_base = (w.col_begin + col_base) / 2;
       const int n_blocks = f / kQ10BlockValues;
+      // Each half h (rows group + 8h of the warp's 16) whose 8 rows are all padding skips SwiGLU
+      // and the requantisation (the test is warp-uniform); a warp of padding rows also skips its
+      // fold.
 #pragma unroll
-      for (int h = 0; h < 2 && (Tile::kPairSplit || hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count);
-           ++h) {  // the test is warp-uniform
+      for (int h = 0; h < 2 && hopper_q10_warp_pair<Tile>(pair_base, warp, c) + 8 * h < w.pair_count; ++h) {
         const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
         float hv[16];
         float amax = 0.0f;

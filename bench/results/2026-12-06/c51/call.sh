@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Call 51: the tree with the decode tasks' lane mapping (branch lanes-main over f878b21; all 25
 # formats, built off the device: Release, sm_90a) -- its GPU tests, resources, and every cell of
-# #14 and #15 as call 47 measured them, with the bf16 baseline. Logs in logs.tgz.
+# #14 and #15 as call 47 measured them, with the bf16 baseline. Then an A/B of two builds with
+# seven q10 formats: lanes7 (the same kernels) against skip7 (lanes7 with the 128-pair tile's
+# padding warps skipping gate/up's epilogue, as the 64-pair tile's do), bench cells interleaved and
+# ncu durations. Logs in logs.tgz.
 set -u
 cd "$(dirname "$0")/../../../.."
 . scripts/device-prebuilt
@@ -48,4 +51,29 @@ cell() {  # cell PRESET T ROUTING [GATE DOWN]
 mark bench
 timeout 120 python3 .device-probes/torch/grouped_bf16.py > "$OUT/bf16.log" 2>&1
 mark bf16
+abcell() {  # abcell BINARY PRESET T [GATE DOWN]
+  local b=$1 p=$2 t=$3; shift 3
+  local fmt=""; [[ $# -ge 2 ]] && fmt="--gate-up $1 --down $2"
+  timeout 150 bin-run/$b/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
+    --preset $p --routing uniform --layers 2 --cells 3 --quiet --tokens $t --chunk $t $fmt 2>&1 | grep -E "^A |^B |rror"
+}
+{ for round in 1 2; do for b in lanes7 skip7; do
+    echo "=== round $round $b qwen35-a3b T=4096"; abcell $b qwen35-a3b 4096
+    echo "=== round $round $b qwen35-a3b T=512"; abcell $b qwen35-a3b 512
+  done; done
+  for b in lanes7 skip7; do
+    echo "=== $b qwen35-a3b T=16384"; abcell $b qwen35-a3b 16384
+    echo "=== $b qwen3-30b T=4096"; abcell $b qwen3-30b 4096
+    echo "=== $b flash-next T=4096"; abcell $b flash-next 4096
+    echo "=== $b qwen35-a3b T=4096 q4_K q6_K"; abcell $b qwen35-a3b 4096 q4_K q6_K
+  done
+  for b in lanes7 skip7; do
+    echo "=== ncu $b T=4096"
+    timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum -k regex:hopper_q10_kernel \
+      --launch-count 4 bin-run/$b/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper \
+      --preset qwen35-a3b --routing uniform --layers 1 --cells 1 --quiet --tokens 4096 --chunk 4096 2>&1 \
+      | grep -E "hopper_q10_kernel|gpu__time|inst_executed" | cut -c1-150
+  done
+} > "$OUT/ab.log" 2>&1
+mark ab
 tar czf "$OUT/logs.tgz" -C "$W" .
