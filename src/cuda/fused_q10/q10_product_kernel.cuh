@@ -421,11 +421,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           const float scale = amax / static_cast<float>(kQ10MaxCode);
           int code[Tile::kMmaM];
 #pragma unroll
-          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-            float r = (scale == 0.0f) ? 0.0f : roundf(h[ni][c][mi] / scale);
-            r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
-            code[mi] = static_cast<int>(r);
-          }
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) code[mi] = q10_code(scale == 0.0f ? 0.0f : h[ni][c][mi] / scale);
           static_assert(Tile::kMmaM == 4,
                         "mi 0-1 are features 0-15 of the warp (one sum), mi 2-3 features 16-31");
           int sum0 = code[0] + code[1], sum1 = code[2] + code[3];
@@ -480,10 +476,13 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
 }
 
-// Whether Q10LargeStaged carries format F: its shared memory leaves room for two CTAs on an SM of
-// 228 KB (sm_90; 1 KB of each CTA's is the system's).
-template <class F>
-inline constexpr bool kQ10StagedFits = sizeof(Q10Shared<F, Q10LargeStaged>) <= (228 * 1024) / 2 - 1024;
+// Whether Q10LargeStaged carries format F as gate/up: its shared memory leaves room for two CTAs on
+// an SM of 228 KB (sm_90; 1 KB of each CTA's is the system's). Down keeps Q10Large: its items of
+// few stages (K = f) gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %,
+// IQ3_S gate/up -5 %).
+template <class F, Epilogue kEpilogue>
+inline constexpr bool kQ10Staged =
+    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= (228 * 1024) / 2 - 1024;
 
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
@@ -491,7 +490,7 @@ void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream
     launch_q10_product_tile<F, Q10Small, kEpilogue>(args, stream);
     return;
   }
-  if constexpr (kQ10StagedFits<F>) {
+  if constexpr (kQ10Staged<F, kEpilogue>) {
     // The staged tile where the device runs as many of its CTAs at once as of Q10Large's (sm_90: two
     // per SM; an A100's 164 KB takes one, Ada's 100 KB none), unless STRATA_Q10_SM80_RAW=direct.
     int device = 0, optin = 0;

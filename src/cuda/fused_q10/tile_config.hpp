@@ -49,8 +49,8 @@ struct Q10Tile {
 // Many pairs per expert: 128 weight rows (64 features) x 64 pairs, 8 warps of 64 rows x 16 pairs.
 using Q10Large = Q10Tile<128, 64, 2, 4, 4, 2>;
 // The many-pair tile with its raw blocks staged in shared memory (3 activation stages make room
-// for them). Launched instead of Q10Large where the format's raw stage fits (kQ10StagedFits) and
-// the device runs as many of its CTAs at once as of Q10Large's.
+// for them). Launched instead of Q10Large for gate/up where the format's raw stage fits (kQ10Staged)
+// and the device runs as many of its CTAs at once as of Q10Large's.
 using Q10LargeStaged = Q10Tile<128, 64, 2, 4, 3, 2, true>;
 // Few pairs per expert: 256 weight rows x 16 pairs, 8 warps of 64 rows x 8 pairs.
 using Q10Small = Q10Tile<256, 16, 4, 2, 4, 2>;
