@@ -650,6 +650,19 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
   check_against_the_cpu_arm(c);
 }
 
+// The launches that one run of case c (seeded by seed_prefix + its name) adds to a process counter
+// of the q10 launchers (hopper_q10_raw_tma_launches, q10_staged_launches).
+uint64_t launches_counted(const Q10Case& c, const std::string& seed_prefix, uint64_t (*counter)()) {
+  const test::SyntheticCase sc = make_case(c, case_seed(seed_prefix + c.name));
+  const LayerInputs in = sc.inputs();
+  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
+  DeviceRun run(in, c.d);
+  cuda::fused_q10::Q10Workspace ws;
+  const uint64_t before = counter();
+  (void)run.run(dev.weights, ws);
+  return counter() - before;
+}
+
 // The raw stages go by TMA where the tensors are 16-byte aligned: rows of whole 16-byte units
 // (K = 2048 of IQ3_S gate/up: 880 bytes; K = 512 of Q2_0 down: 144 bytes) on both tiles, and rows
 // that are not, in groups of 16-byte phases (K = 768 of IQ3_S: 330 bytes, 8 rows a group; K = 128
@@ -660,14 +673,7 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
   const Q10EngineScope scope("1");
   auto launches_of = [](const Q10Case& c) {
-    const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_tma/" + c.name));
-    const LayerInputs in = sc.inputs();
-    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
-    DeviceRun run(in, c.d);
-    cuda::fused_q10::Q10Workspace ws;
-    const uint64_t before = cuda::fused_q10::hopper_q10_raw_tma_launches();
-    (void)run.run(dev.weights, ws);
-    return cuda::fused_q10::hopper_q10_raw_tma_launches() - before;
+    return launches_counted(c, "fused_q10_tma/", cuda::fused_q10::hopper_q10_raw_tma_launches);
   };
   Q10Case aligned{"iq3_s_q2_0_tma", 2048, 512, 8, 2, 17, test::CaseRouting::kSkewed,
                   GgmlType::IQ3_S, GgmlType::Q2_0, 0};
@@ -703,14 +709,7 @@ TEST(FusedQ10Arm, Sm80RawStagesInSharedMemoryWhereTheyFit) {
   const Q10EngineScope scope("0");
   const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", "large");
   auto launches_of = [](const Q10Case& c) {
-    const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_staged/" + c.name));
-    const LayerInputs in = sc.inputs();
-    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
-    DeviceRun run(in, c.d);
-    cuda::fused_q10::Q10Workspace ws;
-    const uint64_t before = cuda::fused_q10::q10_staged_launches();
-    (void)run.run(dev.weights, ws);
-    return cuda::fused_q10::q10_staged_launches() - before;
+    return launches_counted(c, "fused_q10_staged/", cuda::fused_q10::q10_staged_launches);
   };
   Q10Case iq3_s{"iq3_s_q2_0_staged", 2048, 512, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
                 GgmlType::Q2_0};
