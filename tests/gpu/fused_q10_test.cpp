@@ -396,15 +396,22 @@ void check_against_the_rule(const Q10Case& c, const char* engine) {
     ASSERT_NE(layer_ws.last_q10(), nullptr);
     EXPECT_EQ(layer_ws.last_q10()->n_pairs, P);
   }
-  // Launch after launch, and both tile configurations forced: the same bits.
+  // Launch after launch, both tile configurations forced and, for the sm_80 kernels, the many-pair
+  // tile with its raw blocks read from global memory where it would stage them: the same bits.
   EXPECT_EQ(test::count_bitwise_diffs(run.run(dev.weights, ws).data(), y.data(), run.n_y), 0)
       << "rerun";
-  for (const char* tile : {"small", "large"}) {
-    ASSERT_EQ(setenv("STRATA_PF_FUSED_TILE", tile, 1), 0);
+  struct Forced {
+    const char* tile;
+    const char* sm80_raw;
+  };
+  for (const Forced forced : {Forced{"small", nullptr}, Forced{"large", nullptr}, Forced{"large", "direct"}}) {
+    if (forced.sm80_raw != nullptr && std::string(engine) != "0") continue;
+    const test::ScopedEnv tile("STRATA_PF_FUSED_TILE", forced.tile);
+    const test::ScopedEnv raw("STRATA_Q10_SM80_RAW", forced.sm80_raw);
     cuda::fused_q10::Q10Workspace fresh;
     const std::vector<float> y_tile = run.run(dev.weights, fresh);
-    ASSERT_EQ(unsetenv("STRATA_PF_FUSED_TILE"), 0);
-    EXPECT_EQ(test::count_bitwise_diffs(y_tile.data(), y.data(), run.n_y), 0) << "tile " << tile;
+    EXPECT_EQ(test::count_bitwise_diffs(y_tile.data(), y.data(), run.n_y), 0)
+        << "tile " << forced.tile << (forced.sm80_raw != nullptr ? ", raw blocks direct" : "");
   }
 }
 
@@ -643,6 +650,19 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
   check_against_the_cpu_arm(c);
 }
 
+// The launches that one run of case c (seeded by seed_prefix + its name) adds to a process counter
+// of the q10 launchers (hopper_q10_raw_tma_launches, q10_staged_launches).
+uint64_t launches_counted(const Q10Case& c, const std::string& seed_prefix, uint64_t (*counter)()) {
+  const test::SyntheticCase sc = make_case(c, case_seed(seed_prefix + c.name));
+  const LayerInputs in = sc.inputs();
+  const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
+  DeviceRun run(in, c.d);
+  cuda::fused_q10::Q10Workspace ws;
+  const uint64_t before = counter();
+  (void)run.run(dev.weights, ws);
+  return counter() - before;
+}
+
 // The raw stages go by TMA where the tensors are 16-byte aligned: rows of whole 16-byte units
 // (K = 2048 of IQ3_S gate/up: 880 bytes; K = 512 of Q2_0 down: 144 bytes) on both tiles, and rows
 // that are not, in groups of 16-byte phases (K = 768 of IQ3_S: 330 bytes, 8 rows a group; K = 128
@@ -653,14 +673,7 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
   if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "no sm_90a kernels on this device";
   const Q10EngineScope scope("1");
   auto launches_of = [](const Q10Case& c) {
-    const test::SyntheticCase sc = make_case(c, case_seed("fused_q10_tma/" + c.name));
-    const LayerInputs in = sc.inputs();
-    const test::DeviceLayerCopy dev = test::upload_layer(sc.layer.weights, c.weight_offset);
-    DeviceRun run(in, c.d);
-    cuda::fused_q10::Q10Workspace ws;
-    const uint64_t before = cuda::fused_q10::hopper_q10_raw_tma_launches();
-    (void)run.run(dev.weights, ws);
-    return cuda::fused_q10::hopper_q10_raw_tma_launches() - before;
+    return launches_counted(c, "fused_q10_tma/", cuda::fused_q10::hopper_q10_raw_tma_launches);
   };
   Q10Case aligned{"iq3_s_q2_0_tma", 2048, 512, 8, 2, 17, test::CaseRouting::kSkewed,
                   GgmlType::IQ3_S, GgmlType::Q2_0, 0};
@@ -684,6 +697,30 @@ TEST(FusedQ10Arm, HopperRawStagesGoByTmaWhereTheLayoutAllows) {
 
 INSTANTIATE_TEST_SUITE_P(HopperFormats, FusedQ10HopperFormat, ::testing::ValuesIn(hopper_format_cases()),
                          case_name);
+
+// The sm_80 kernels' many-pair tile stages gate/up's raw blocks in shared memory where the format's
+// raw stage fits beside two CTAs on an SM (an sm_90 device: 228 KB): IQ3_S gate/up (not Q2_0 down),
+// from tensors 2 bytes past an allocation (the units at the matrices' ends by ordinary loads) and
+// 16-byte aligned; not Q8_0 (its raw stage of 272 bytes a row does not fit), nor with
+// STRATA_Q10_SM80_RAW=direct.
+TEST(FusedQ10Arm, Sm80RawStagesInSharedMemoryWhereTheyFit) {
+  STRATA_REQUIRE_GPU();
+  if (!cuda::fused_hopper::hopper_available()) GTEST_SKIP() << "the staged tile's two CTAs per SM need an sm_90 SM";
+  const Q10EngineScope scope("0");
+  const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", "large");
+  auto launches_of = [](const Q10Case& c) {
+    return launches_counted(c, "fused_q10_staged/", cuda::fused_q10::q10_staged_launches);
+  };
+  Q10Case iq3_s{"iq3_s_q2_0_staged", 2048, 512, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
+                GgmlType::Q2_0};
+  EXPECT_EQ(launches_of(iq3_s), 1u) << "IQ3_S gate/up, tensors 2 bytes past an allocation";
+  iq3_s.weight_offset = 0;
+  EXPECT_EQ(launches_of(iq3_s), 1u) << "IQ3_S gate/up, 16-byte aligned tensors";
+  const Q10Case q8_0{"q8_0_staged", 256, 256, 8, 2, 17, test::CaseRouting::kSkewed, GgmlType::Q8_0, GgmlType::Q8_0};
+  EXPECT_EQ(launches_of(q8_0), 0u) << "Q8_0";
+  const test::ScopedEnv direct("STRATA_Q10_SM80_RAW", "direct");
+  EXPECT_EQ(launches_of(iq3_s), 0u) << "STRATA_Q10_SM80_RAW=direct";
+}
 
 // The 16x16x16 kernels asked for on a layer they do not carry: the other kernels run it,
 // with the bits of the rule and the CPU arm.

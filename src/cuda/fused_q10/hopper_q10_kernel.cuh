@@ -446,14 +446,13 @@ struct HopperQ10Task {
     const unsigned task =
         static_cast<unsigned>(t) + Tile::kDecodeThreads * static_cast<unsigned>(i);
     const unsigned half = (task % 32u) / 16u;  // the lane's half-warp (kDecodeThreads is whole warps)
+    constexpr unsigned kSetTasks = Tile::kWgCols * Tile::kPiecesPerChunk;
+    set = static_cast<int>(task / kSetTasks);
     if constexpr (Tile::kDecoderGroup) {
-      constexpr unsigned kSetTasks = Tile::kWgCols * Tile::kPiecesPerChunk;
-      set = static_cast<int>(task / kSetTasks);
       const unsigned r = task % kSetTasks;
       local = static_cast<int>((r / 32u) * 16u + r % 16u);
       piece = static_cast<int>(half);
     } else {
-      set = static_cast<int>(task / (Tile::kWgCols * Tile::kPiecesPerChunk));
       local = static_cast<int>(task % Tile::kWgCols);
       // The tasks of one (set, column) belong to threads t mod 128 equal, so of one lane: flipping
       // the piece by the lane's half-warp is a permutation of them.
@@ -698,6 +697,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   // against columns [c * kWgCols, (c + 1) * kWgCols).
   const int set = Tile::kPairSplit ? 0 : c;
   const int pair_base = Tile::kPairSplit ? Tile::kConsumerPairs * c : 0;
+  const int warp_pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c);  // the first of the warp's 16 pairs
   const int col_base = set * Tile::kWgCols;
   uint32_t act_use = 0, item_use = 0, b_use = 0;  // slots consumed by the items before this one
   [[maybe_unused]] uint32_t raw_use = 0;          // the raw stages decoded, when the consumers decode
@@ -735,7 +735,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 #pragma unroll
       for (int step = 0; step < Tile::kChunkSteps; ++step)
         ldmatrix_x4(a_frag[step][0], a_frag[step][1], a_frag[step][2], a_frag[step][3],
-                    &sm.act_slot[act_index].acts[hopper_q10_warp_pair<Tile>(pair_base, warp, c) + lane % 16]
+                    &sm.act_slot[act_index].acts[warp_pair + lane % 16]
                                                 [act_cis * Tile::kChunk + 16 * step + 8 * (lane / 16)]);
     };
 #pragma unroll 1
@@ -752,8 +752,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const uint32_t b_base = shared_address(sm.b[buf][set]);
 
       // false where the warp's 16 rows are all padding
-      const bool live = hopper_q10_warp_pair<Tile>(pair_base, warp, c) < w.pair_count;
-      const int pair0 = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group;
+      const bool live = warp_pair < w.pair_count;
+      const int pair0 = warp_pair + group;
       const float a_scale[2] = {slot.act_scale[pair0][act_cis], slot.act_scale[pair0 + 8][act_cis]};
 
 #pragma unroll
@@ -847,8 +847,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       // and the requantisation (the test is warp-uniform); a warp of padding rows also skips its
       // fold.
 #pragma unroll
-      for (int h = 0; h < 2 && hopper_q10_warp_pair<Tile>(pair_base, warp, c) + 8 * h < w.pair_count; ++h) {
-        const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
+      for (int h = 0; h < 2 && warp_pair + 8 * h < w.pair_count; ++h) {
+        const int pair = warp_pair + group + 8 * h;
         float hv[16];
         float amax = 0.0f;
 #pragma unroll
@@ -909,7 +909,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
       const int rows = args.out_rows;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = hopper_q10_warp_pair<Tile>(pair_base, warp, c) + group + 8 * h;
+        const int pair = warp_pair + group + 8 * h;
         if (pair >= w.pair_count) continue;
         float* out = args.down_out + (static_cast<int64_t>(w.pair_begin) + pair) * rows;
         // rows % 64 == 0 and an even row: both of a lane's values are in the row, 8-byte aligned

@@ -95,12 +95,16 @@ WmmaQ10Args wmma_args(const Q10ProductArgs& a) {
 }
 
 std::atomic<uint64_t> raw_tma_launches{0};  // hopper_q10_raw_tma_launches()
+std::atomic<uint64_t> staged_launches{0};   // q10_staged_launches()
 
 }  // namespace
 
 bool hopper_q10_raw_tma_allowed() { return !env_equals("STRATA_Q10_RAW_COPY", "rows"); }
 void count_hopper_q10_raw_tma_launch() { raw_tma_launches.fetch_add(1, std::memory_order_relaxed); }
 uint64_t hopper_q10_raw_tma_launches() { return raw_tma_launches.load(std::memory_order_relaxed); }
+bool q10_staged_allowed() { return !env_equals("STRATA_Q10_SM80_RAW", "direct"); }
+void count_q10_staged_launch() { staged_launches.fetch_add(1, std::memory_order_relaxed); }
+uint64_t q10_staged_launches() { return staged_launches.load(std::memory_order_relaxed); }
 
 int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
   const Q10TileKind kind = forced_tile().value_or(

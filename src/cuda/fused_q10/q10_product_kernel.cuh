@@ -55,6 +55,13 @@ struct Q10Shared {
   static constexpr int kOffsetSums = F::kHasOffset ? kSumsPerStage : 1;
   alignas(16) uint32_t table[HalfPiece<F>::kTableWords];  // the decode's lookup table
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
+  // The raw stages (Tile::kRawStaged): the bytes of kRawStageValues values of each shared row, at
+  // (their address mod 16) into the slot row, as fused_hopper::span_copy_plan places them, so that
+  // the decode meets them at the alignment it meets in global memory. One unused unit otherwise.
+  static constexpr int kRawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+  static constexpr int kRawStride = Tile::kRawStaged ? (kRawBytes + 30 + 15) / 16 * 16 : 16;
+  alignas(16) uint8_t raw[Tile::kRawStaged ? Tile::kRawSlots : 1][Tile::kRawStaged ? Tile::kWeightRows : 1]
+                         [kRawStride];  // [slot][row][byte]
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
   alignas(16) int32_t act_sums[Tile::kActStages][Tile::kPairs][kOffsetSums];  // [slot][pair][16s]
   float act_scale[Tile::kActStages][Tile::kPairs];                           // [slot][pair]
@@ -158,7 +165,38 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 
     __syncthreads();  // the previous item's readers are done with every shared buffer
 
+    // Raw stage q (Tile::kRawStaged) of every shared row into slot q % 2: one 16-byte cp.async per
+    // aligned unit inside the expert's matrix; a unit that is not wholly inside it (a matrix that
+    // does not start or end on 16 bytes) by ordinary loads of the bytes that are. Bytes past the
+    // row's end, which no decode reads, are the next row's or not copied.
+    [[maybe_unused]] auto issue_raw = [&](int q) {
+      constexpr int kUnits = Shared::kRawStride / 16;
+      for (int unit = tid; unit < Tile::kWeightRows * kUnits; unit += Tile::kThreads) {
+        const int r = unit / kUnits;
+        const int out_row = row_begin + static_cast<int>(kGateUp ? 8 * (r / 16) + r % 8 : r);
+        if (out_row >= out_rows) continue;
+        const uint8_t* matrix = kGateUp && (r % 16) >= 8 ? up_weights : gate_weights;
+        const uintptr_t src = reinterpret_cast<uintptr_t>(matrix) + static_cast<size_t>(out_row) * args.row_bytes +
+                              static_cast<size_t>(q) * Shared::kRawBytes;
+        const uintptr_t at = (src & ~uintptr_t{15}) + 16 * static_cast<uintptr_t>(unit % kUnits);
+        if (at >= src + Shared::kRawBytes) continue;  // past the stage's bytes
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(matrix);
+        const uintptr_t hi = lo + static_cast<size_t>(out_rows) * args.row_bytes;
+        uint8_t* dst = &sm.raw[q % Tile::kRawSlots][r][16 * (unit % kUnits)];
+        if (at >= lo && at + 16 <= hi) {
+          cp_async_16(dst, reinterpret_cast<const void*>(at), true);
+        } else {
+          for (int b = 0; b < 16; ++b)
+            if (at + b >= lo && at + b < hi) dst[b] = *reinterpret_cast<const uint8_t*>(at + b);
+        }
+      }
+    };
+
+    // Activation stage `stage`, and with it (Tile::kRawStaged) the raw stage whose first weight
+    // stage is stage + 1: in one cp.async group, so that the activation stage's wait covers both.
     auto issue_acts = [&](int stage) {
+      if constexpr (Tile::kRawStaged)
+        if ((stage + 1) % Tile::kStagesPerRaw == 0 && stage + 1 < n_stages) issue_raw((stage + 1) / Tile::kStagesPerRaw);
       if (stage < n_stages) {
         const int slot = stage % Tile::kActStages;
 #pragma unroll
@@ -198,8 +236,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         WideScale scale[kPieceSpans];
         const unsigned k_value = stage * Tile::kStageValues + 32 * piece;  // its first value
         if (task_row[i] != nullptr && static_cast<int>(k_value) < K) {
-          const uint8_t* block =
-              task_row[i] + static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
+          const uint8_t* block;
+          if constexpr (Tile::kRawStaged) {  // its raw stage's slot, as issue_raw placed it
+            const int q = stage / Tile::kStagesPerRaw;
+            const uintptr_t src = reinterpret_cast<uintptr_t>(task_row[i]) + static_cast<size_t>(q) * Shared::kRawBytes;
+            block = &sm.raw[q % Tile::kRawSlots][r][(src & 15u) + (k_value % Tile::kRawStageValues) /
+                                                                       F::kBlockValues * F::kBlockBytes];
+          } else {
+            block = task_row[i] + static_cast<size_t>(k_value / F::kBlockValues) * F::kBlockBytes;
+          }
           Piece::decode(block, (k_value % F::kBlockValues) / 32, sm.table, h2, scale);
         } else {
 #pragma unroll
@@ -233,8 +278,16 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0.0f;
 
     // ---- pipeline prologue: kActStages - 1 activation stages in flight, weights of stage 0 ----
+    if constexpr (Tile::kRawStaged) {  // raw stage 0 in a group of its own, before them
+      issue_raw(0);
+      cp_async_commit();
+    }
 #pragma unroll
     for (int i = 0; i < Tile::kActStages - 1; ++i) issue_acts(i);
+    if constexpr (Tile::kRawStaged) {
+      cp_async_wait<Tile::kActStages - 1>();  // raw stage 0 has landed (this thread's copies)
+      __syncthreads();                        // everyone's
+    }
     decode_stage(0, 0);
 
     for (int stage = 0; stage < n_stages; ++stage) {
@@ -368,11 +421,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           const float scale = amax / static_cast<float>(kQ10MaxCode);
           int code[Tile::kMmaM];
 #pragma unroll
-          for (int mi = 0; mi < Tile::kMmaM; ++mi) {
-            float r = (scale == 0.0f) ? 0.0f : roundf(h[ni][c][mi] / scale);
-            r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
-            code[mi] = static_cast<int>(r);
-          }
+          for (int mi = 0; mi < Tile::kMmaM; ++mi) code[mi] = q10_code(scale == 0.0f ? 0.0f : h[ni][c][mi] / scale);
           static_assert(Tile::kMmaM == 4,
                         "mi 0-1 are features 0-15 of the warp (one sum), mi 2-3 features 16-31");
           int sum0 = code[0] + code[1], sum1 = code[2] + code[3];
@@ -427,12 +476,39 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
 }
 
+// Whether Q10LargeStaged carries format F as gate/up: its shared memory leaves room for two CTAs on
+// an SM of 228 KB (sm_90; 1 KB of each CTA's is the system's). Down keeps Q10Large: its items of
+// few stages (K = f) gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %,
+// IQ3_S gate/up -5 %).
+template <class F, Epilogue kEpilogue>
+inline constexpr bool kQ10Staged =
+    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= (228 * 1024) / 2 - 1024;
+
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
-  if (tile == Q10TileKind::kSmall)
+  if (tile == Q10TileKind::kSmall) {
     launch_q10_product_tile<F, Q10Small, kEpilogue>(args, stream);
-  else
-    launch_q10_product_tile<F, Q10Large, kEpilogue>(args, stream);
+    return;
+  }
+  if constexpr (kQ10Staged<F, kEpilogue>) {
+    // The staged tile where the device runs as many of its CTAs at once as of Q10Large's (sm_90: two
+    // per SM; an A100's 164 KB takes one, Ada's 100 KB none), unless STRATA_Q10_SM80_RAW=direct.
+    int device = 0, optin = 0;
+    STRATA_CUDA_CHECK(cudaGetDevice(&device));
+    STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const int staged = !q10_staged_allowed() || sizeof(Q10Shared<F, Q10LargeStaged>) > static_cast<size_t>(optin)
+                           ? 0
+                           : persistent_grid(q10_product_kernel<F, Q10LargeStaged, kEpilogue>,
+                                             Q10LargeStaged::kThreads, sizeof(Q10Shared<F, Q10LargeStaged>));
+    const int large =
+        persistent_grid(q10_product_kernel<F, Q10Large, kEpilogue>, Q10Large::kThreads, sizeof(Q10Shared<F, Q10Large>));
+    if (staged >= large) {
+      launch_q10_product_tile<F, Q10LargeStaged, kEpilogue>(args, stream);
+      count_q10_staged_launch();
+      return;
+    }
+  }
+  launch_q10_product_tile<F, Q10Large, kEpilogue>(args, stream);
 }
 
 }  // namespace strata::cuda::fused_q10

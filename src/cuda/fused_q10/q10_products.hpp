@@ -39,6 +39,13 @@ struct Q10ProductArgs {
 enum class Q10TileKind { kLarge, kSmall };
 
 int q10_tile_pairs(Q10TileKind kind);
+
+// Whether the many-pair tile may stage its raw blocks in shared memory (Q10LargeStaged, where the
+// format and the device allow): yes, unless STRATA_Q10_SM80_RAW=direct (the tests run the same layers
+// both ways). And how many launches did, in this process.
+bool q10_staged_allowed();
+void count_q10_staged_launch();
+uint64_t q10_staged_launches();
 Q10TileKind q10_tile_for(double mean_pairs);
 
 template <class F>

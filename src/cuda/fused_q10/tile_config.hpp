@@ -9,7 +9,10 @@ namespace strata::cuda::fused_q10 {
 // WeightRows weight rows x Pairs routed pairs per CTA; K walked in stages of one 64-value
 // activation block. For gate/up the rows are gate and up interleaved per 8 features (in each m16
 // tile rows 0-7 gate, rows 8-15 the up rows of the same features), so WeightRows / 2 features.
-template <int WeightRows, int Pairs, int WarpsM, int WarpsN, int ActStages, int MinBlocksPerSm>
+// RawStaged: the weights' raw blocks reach shared memory by cp.async, kRawStageValues values of every
+// row at a time in two slots, issued with the activation stage before the first weight stage they
+// hold, and the decode reads them there; else the decode reads them from global memory.
+template <int WeightRows, int Pairs, int WarpsM, int WarpsN, int ActStages, int MinBlocksPerSm, bool RawStaged = false>
 struct Q10Tile {
   static constexpr int kWeightRows = WeightRows;  // weight rows in shared memory
   static constexpr int kPairs = Pairs;            // routed pairs per CTA tile
@@ -26,6 +29,10 @@ struct Q10Tile {
   static constexpr int kMmaM = kWarpRows / 16;                         // m16 tiles per warp
   static constexpr int kMmaN = kWarpPairs / 8;                         // n8 tiles per warp
   static constexpr int kActChunks = kPairs * (kStageValues * 2 / 16);  // 16-byte copies per stage
+  static constexpr bool kRawStaged = RawStaged;
+  static constexpr int kRawStageValues = 256;  // whole blocks of every format (32 to 256 values)
+  static constexpr int kStagesPerRaw = kRawStageValues / kStageValues;
+  static constexpr int kRawSlots = 2;
 
   static_assert(kWarpRows == 64,
                 "a warp owns 64 weight rows: 32 features of gate + up, half a requant block");
@@ -41,6 +48,10 @@ struct Q10Tile {
 
 // Many pairs per expert: 128 weight rows (64 features) x 64 pairs, 8 warps of 64 rows x 16 pairs.
 using Q10Large = Q10Tile<128, 64, 2, 4, 4, 2>;
+// The many-pair tile with its raw blocks staged in shared memory (3 activation stages make room
+// for them). Launched instead of Q10Large for gate/up where the format's raw stage fits (kQ10Staged)
+// and the device runs as many of its CTAs at once as of Q10Large's.
+using Q10LargeStaged = Q10Tile<128, 64, 2, 4, 3, 2, true>;
 // Few pairs per expert: 256 weight rows x 16 pairs, 8 warps of 64 rows x 8 pairs.
 using Q10Small = Q10Tile<256, 16, 4, 2, 4, 2>;
 

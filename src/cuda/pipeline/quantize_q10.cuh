@@ -30,16 +30,12 @@ __device__ __forceinline__ Q10WarpBlock quantize_block_q10_warp(float v0, float 
   for (int mask = 16; mask >= 1; mask >>= 1)
     amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
   Q10WarpBlock out;
-  // NOTE: the operations of quantize_block_q10, one for one (x / d in fp32, roundf, clamp).
+  // NOTE: the operations of quantize_block_q10, one for one (x / d in fp32, q10_code).
   const float d = amax / static_cast<float>(kQ10MaxCode);
   out.scale = d;
   const float values[2] = {v0, v1};
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float r = (d == 0.0f) ? 0.0f : roundf(values[i] / d);
-    r = fminf(fmaxf(r, -static_cast<float>(kQ10MaxCode)), static_cast<float>(kQ10MaxCode));
-    out.code[i] = active ? static_cast<int>(r) : 0;
-  }
+  for (int i = 0; i < 2; ++i) out.code[i] = active ? q10_code((d == 0.0f) ? 0.0f : values[i] / d) : 0;
   int sum = out.code[0] + out.code[1];
 #pragma unroll
   for (int mask = 1; mask < 8; mask <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, mask);
