@@ -57,9 +57,11 @@ struct Q10Shared {
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
   // The raw stages (Tile::kRawStaged): the bytes of kRawStageValues values of each shared row, at
   // (their address mod 16) into the slot row, as fused_hopper::span_copy_plan places them, so that
-  // the decode meets them at the alignment it meets in global memory. One unused unit otherwise.
+  // the decode meets them at the alignment it meets in global memory. Starting up to 15 bytes in,
+  // they and every aligned word or 16-byte unit around them lie in the first ceil16(n + 15) bytes.
+  // One unused unit otherwise.
   static constexpr int kRawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
-  static constexpr int kRawStride = Tile::kRawStaged ? (kRawBytes + 30 + 15) / 16 * 16 : 16;
+  static constexpr int kRawStride = Tile::kRawStaged ? (kRawBytes + 15 + 15) / 16 * 16 : 16;
   alignas(16) uint8_t raw[Tile::kRawStaged ? Tile::kRawSlots : 1][Tile::kRawStaged ? Tile::kWeightRows : 1]
                          [kRawStride];  // [slot][row][byte]
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
