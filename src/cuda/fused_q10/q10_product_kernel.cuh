@@ -46,6 +46,14 @@ namespace strata::cuda::fused_q10 {
 
 enum class Epilogue { kSwigluRequant, kStoreRows };
 
+// Shared memory a staged tile (Q10LargeStaged) may take: two CTAs on an SM of 228 KB (sm_90; 1 KB
+// of each CTA's is the system's).
+inline constexpr size_t kQ10StagedSharedBytes = (228 * 1024) / 2 - 1024;
+
+// The bytes of a staged tile's raw slot rows, 16 for the others (q10_raw_stride, after Q10Shared).
+template <class F, class Tile>
+constexpr int q10_raw_stride();
+
 template <class F, class Tile>
 struct Q10Shared {
   static constexpr int kSpansPerStage = Tile::kStageValues / F::kWideSpan;
@@ -57,11 +65,9 @@ struct Q10Shared {
   alignas(16) __half weights[2][Tile::kWeightRows][Tile::kRowStrideHalves];  // [buf][row][k] f16
   // The raw stages (Tile::kRawStaged): the bytes of kRawStageValues values of each shared row, at
   // (their address mod 16) into the slot row, as fused_hopper::span_copy_plan places them, so that
-  // the decode meets them at the alignment it meets in global memory. Starting up to 15 bytes in,
-  // they and every aligned word or 16-byte unit around them lie in the first ceil16(n + 15) bytes.
-  // One unused unit otherwise.
+  // the decode meets them at the alignment it meets in global memory. One unused unit otherwise.
   static constexpr int kRawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
-  static constexpr int kRawStride = Tile::kRawStaged ? (kRawBytes + 15 + 15) / 16 * 16 : 16;
+  static constexpr int kRawStride = q10_raw_stride<F, Tile>();
   alignas(16) uint8_t raw[Tile::kRawStaged ? Tile::kRawSlots : 1][Tile::kRawStaged ? Tile::kWeightRows : 1]
                          [kRawStride];  // [slot][row][byte]
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
@@ -71,6 +77,29 @@ struct Q10Shared {
   float weight_offset[2][Tile::kWeightRows][kOffsetSpans];                   // [buf][row][span]
   float amax[Tile::kWarpsM][Tile::kPairs];                                   // requant exchange
 };
+
+// A staged tile's slot rows: a multiple of 16 bytes (cp.async) of at least n + 15 (the n bytes start
+// up to 15 into the row; every aligned word or 16-byte unit around them lies inside). A decode task
+// per lane reads one offset of 16 rows: rows an odd number of 16-byte units apart meet two to a
+// bank, 2 mod 4 units apart four, a multiple of 64 bytes eight or more (IQ3_S's raw stage in rows of
+// 128 bytes: the layer 1.3x its time, bench/results/2026-12-06.md, call 56). So the smallest odd
+// number of units, or where that does not fit beside two CTAs (Q4_K, NVFP4: 176 bytes) the smallest
+// of 2 mod 4 units (160: measured faster than not staging, call 56).
+template <class F, class Tile>
+constexpr int q10_raw_stride() {
+  if constexpr (!Tile::kRawStaged) {
+    return 16;
+  } else {
+    using Unstaged = Q10Tile<Tile::kWeightRows, Tile::kPairs, Tile::kWarpsM, Tile::kWarpsN, Tile::kActStages,
+                             Tile::kMinBlocksPerSm, false>;
+    constexpr int n = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+    constexpr int least = (n + 15 + 15) / 16 * 16;
+    constexpr int odd = (least / 16) % 2 == 1 ? least : least + 16;
+    constexpr size_t rest = sizeof(Q10Shared<F, Unstaged>);
+    if (rest + static_cast<size_t>(Tile::kRawSlots) * Tile::kWeightRows * odd <= kQ10StagedSharedBytes) return odd;
+    return (least / 16) % 4 == 2 ? least : odd;
+  }
+}
 
 template <class F, class Tile, Epilogue kEpilogue>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
@@ -479,12 +508,11 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
 }
 
 // Whether Q10LargeStaged carries format F as gate/up: its shared memory leaves room for two CTAs on
-// an SM of 228 KB (sm_90; 1 KB of each CTA's is the system's). Down keeps Q10Large: its items of
-// few stages (K = f) gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %,
-// IQ3_S gate/up -5 %).
+// an SM of 228 KB. Down keeps Q10Large: its items of few stages (K = f) gained nothing (H100,
+// bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %, IQ3_S gate/up -5 %).
 template <class F, Epilogue kEpilogue>
 inline constexpr bool kQ10Staged =
-    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= (228 * 1024) / 2 - 1024;
+    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= kQ10StagedSharedBytes;
 
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
