@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
@@ -39,6 +40,12 @@
 #include "cuda/mma/span_mma.cuh"
 #include "cuda/pipeline/tile_lookup.hpp"
 #include "formats/format.hpp"
+#include "formats/iq2_s.hpp"
+#include "formats/iq2_xs.hpp"
+#include "formats/iq2_xxs.hpp"
+#include "formats/iq3_xxs.hpp"
+#include "formats/iq4_xs.hpp"
+#include "formats/q1_0.hpp"
 #include "pipeline/arith.hpp"
 #include "pipeline/arith_q10.hpp"
 
@@ -507,12 +514,21 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
 }
 
+// The formats whose staged gate/up measured no faster than their direct reads (H100, qwen35-a3b
+// T = 4096, the layer staged / direct, bench/results/2026-12-06.md, calls 57 and 58): IQ4_XS 1.032,
+// IQ3_XXS 1.013, IQ2_S 1.012, Q1_0 1.009, IQ2_XXS 0.999, IQ2_XS 0.999. The others that fit gained
+// 1.3 … 16 % (TQ2_0 0.839, IQ1_M 0.845, Q3_K 0.848, ..., MXFP4 0.987, Q2_0 0.983).
+template <class F>
+inline constexpr bool kQ10StagedSlower = std::is_same_v<F, Iq4Xs> || std::is_same_v<F, Iq3Xxs> ||
+                                         std::is_same_v<F, Iq2S> || std::is_same_v<F, Q1_0> ||
+                                         std::is_same_v<F, Iq2Xxs> || std::is_same_v<F, Iq2Xs>;
+
 // Whether Q10LargeStaged carries format F as gate/up: its shared memory leaves room for two CTAs on
-// an SM of 228 KB. Down keeps Q10Large: its items of few stages (K = f) gained nothing (H100,
-// bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %, IQ3_S gate/up -5 %).
+// an SM of 228 KB, and it measured faster. Down keeps Q10Large: its items of few stages (K = f)
+// gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %, IQ3_S gate/up -5 %).
 template <class F, Epilogue kEpilogue>
-inline constexpr bool kQ10Staged =
-    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= kQ10StagedSharedBytes;
+inline constexpr bool kQ10Staged = kEpilogue == Epilogue::kSwigluRequant && !kQ10StagedSlower<F> &&
+                                   sizeof(Q10Shared<F, Q10LargeStaged>) <= kQ10StagedSharedBytes;
 
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
