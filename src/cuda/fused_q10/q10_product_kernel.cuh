@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/persistent_launch.hpp"
@@ -39,12 +40,26 @@
 #include "cuda/mma/span_mma.cuh"
 #include "cuda/pipeline/tile_lookup.hpp"
 #include "formats/format.hpp"
+#include "formats/iq2_s.hpp"
+#include "formats/iq2_xs.hpp"
+#include "formats/iq2_xxs.hpp"
+#include "formats/iq3_xxs.hpp"
+#include "formats/iq4_xs.hpp"
+#include "formats/q1_0.hpp"
 #include "pipeline/arith.hpp"
 #include "pipeline/arith_q10.hpp"
 
 namespace strata::cuda::fused_q10 {
 
 enum class Epilogue { kSwigluRequant, kStoreRows };
+
+// Shared memory a staged tile (Q10LargeStaged) may take: two CTAs on an SM of 228 KB (sm_90; 1 KB
+// of each CTA's is the system's).
+inline constexpr size_t kQ10StagedSharedBytes = (228 * 1024) / 2 - 1024;
+
+// The bytes of a staged tile's raw slot rows, 16 for the others (q10_raw_stride, after Q10Shared).
+template <class F, class Tile>
+constexpr int q10_raw_stride();
 
 template <class F, class Tile>
 struct Q10Shared {
@@ -59,7 +74,7 @@ struct Q10Shared {
   // (their address mod 16) into the slot row, as fused_hopper::span_copy_plan places them, so that
   // the decode meets them at the alignment it meets in global memory. One unused unit otherwise.
   static constexpr int kRawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
-  static constexpr int kRawStride = Tile::kRawStaged ? (kRawBytes + 30 + 15) / 16 * 16 : 16;
+  static constexpr int kRawStride = q10_raw_stride<F, Tile>();
   alignas(16) uint8_t raw[Tile::kRawStaged ? Tile::kRawSlots : 1][Tile::kRawStaged ? Tile::kWeightRows : 1]
                          [kRawStride];  // [slot][row][byte]
   alignas(16) __half acts[Tile::kActStages][Tile::kPairs][Tile::kRowStrideHalves];  // [slot][pair]
@@ -69,6 +84,29 @@ struct Q10Shared {
   float weight_offset[2][Tile::kWeightRows][kOffsetSpans];                   // [buf][row][span]
   float amax[Tile::kWarpsM][Tile::kPairs];                                   // requant exchange
 };
+
+// A staged tile's slot rows: a multiple of 16 bytes (cp.async) of at least n + 15 (the n bytes start
+// up to 15 into the row; every aligned word or 16-byte unit around them lies inside). A decode task
+// per lane reads one offset of 16 rows: rows an odd number of 16-byte units apart meet two to a
+// bank, 2 mod 4 units apart four, a multiple of 64 bytes eight or more (IQ3_S's raw stage in rows of
+// 128 bytes: the layer 1.3x its time, bench/results/2026-12-06.md, call 56). So the smallest odd
+// number of units, or where that does not fit beside two CTAs (Q4_K, NVFP4: 176 bytes) the smallest
+// of 2 mod 4 units (160: measured faster than not staging, call 56).
+template <class F, class Tile>
+constexpr int q10_raw_stride() {
+  if constexpr (!Tile::kRawStaged) {
+    return 16;
+  } else {
+    using Unstaged = Q10Tile<Tile::kWeightRows, Tile::kPairs, Tile::kWarpsM, Tile::kWarpsN, Tile::kActStages,
+                             Tile::kMinBlocksPerSm, false>;
+    constexpr int n = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+    constexpr int least = (n + 15 + 15) / 16 * 16;
+    constexpr int odd = (least / 16) % 2 == 1 ? least : least + 16;
+    constexpr size_t rest = sizeof(Q10Shared<F, Unstaged>);
+    if (rest + static_cast<size_t>(Tile::kRawSlots) * Tile::kWeightRows * odd <= kQ10StagedSharedBytes) return odd;
+    return (least / 16) % 4 == 2 ? least : odd;
+  }
+}
 
 template <class F, class Tile, Epilogue kEpilogue>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
@@ -476,13 +514,21 @@ void launch_q10_product_tile(const Q10ProductArgs& args, cudaStream_t stream) {
   STRATA_CUDA_CHECK_LAUNCH("q10_product_kernel");
 }
 
+// The formats whose staged gate/up measured no faster than their direct reads (H100, qwen35-a3b
+// T = 4096, the layer staged / direct, bench/results/2026-12-06.md, calls 57 and 58): IQ4_XS 1.032,
+// IQ3_XXS 1.013, IQ2_S 1.012, Q1_0 1.009, IQ2_XXS 0.999, IQ2_XS 0.999. The others that fit gained
+// 1.3 … 16 % (TQ2_0 0.839, IQ1_M 0.845, Q3_K 0.848, ..., MXFP4 0.987, Q2_0 0.983).
+template <class F>
+inline constexpr bool kQ10StagedSlower = std::is_same_v<F, Iq4Xs> || std::is_same_v<F, Iq3Xxs> ||
+                                         std::is_same_v<F, Iq2S> || std::is_same_v<F, Q1_0> ||
+                                         std::is_same_v<F, Iq2Xxs> || std::is_same_v<F, Iq2Xs>;
+
 // Whether Q10LargeStaged carries format F as gate/up: its shared memory leaves room for two CTAs on
-// an SM of 228 KB (sm_90; 1 KB of each CTA's is the system's). Down keeps Q10Large: its items of
-// few stages (K = f) gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %,
-// IQ3_S gate/up -5 %).
+// an SM of 228 KB, and it measured faster. Down keeps Q10Large: its items of few stages (K = f)
+// gained nothing (H100, bench/results/2026-12-06.md, call 54: Q2_0 down +0.8 %, IQ3_S gate/up -5 %).
 template <class F, Epilogue kEpilogue>
-inline constexpr bool kQ10Staged =
-    kEpilogue == Epilogue::kSwigluRequant && sizeof(Q10Shared<F, Q10LargeStaged>) <= (228 * 1024) / 2 - 1024;
+inline constexpr bool kQ10Staged = kEpilogue == Epilogue::kSwigluRequant && !kQ10StagedSlower<F> &&
+                                   sizeof(Q10Shared<F, Q10LargeStaged>) <= kQ10StagedSharedBytes;
 
 template <class F, Epilogue kEpilogue>
 void launch_q10_product(const Q10ProductArgs& args, Q10TileKind tile, cudaStream_t stream) {
