@@ -10,7 +10,9 @@
 //   - the weights of stage s + 1 are decoded by 32-value pieces with the Hopper kernels' piece
 //     decoders (HalfPiece<F>, hopper_q10_decode.hpp: f16 integers w, |w| <= W_f, their lookup
 //     table in shared memory, one scale (and offset) per (row, span)) into a double-buffered f16
-//     shared tile of 144-byte rows after the tensor cores multiply stage s;
+//     shared tile of 144-byte rows after the tensor cores multiply stage s; they read the raw
+//     blocks from global memory, or, on gate/up's staged tile (Q10LargeStaged, kQ10Staged), from
+//     two shared slots of 256 values a row that cp.async fills with the activation stages;
 //   - the tensor cores' fragments come from shared memory by ldmatrix (x4: one m16 weight tile,
 //     or two n8 code tiles, per k16 step);
 //   - each span of S values is S/16 chained mma.sync m16n8k16 f16 from a fresh accumulator
