@@ -55,8 +55,11 @@ using Q10LargeStaged = Q10Tile<128, 64, 2, 4, 3, 2, true>;
 // Few pairs per expert: 256 weight rows x 16 pairs, 8 warps of 64 rows x 8 pairs.
 using Q10Small = Q10Tile<256, 16, 4, 2, 4, 2>;
 
-// Mean pairs per expert below which the small tile wastes less of each CTA on padding.
-inline constexpr double kQ10SmallTileMeanPairs = 40.0;
+// Mean pairs per expert below which the small tile runs. Measured with the staged many-pair gate/up
+// tile (H100, IQ3_S + Q2_0, bench/results/2026-12-06.md, call 60): at a mean of 32 (qwen3-30b at
+// T = 512, qwen35-a3b at 1024) the many-pair tile takes 0.61x the small one's layer time, at 16
+// (qwen35-a3b at T = 512) 0.96x; below 16 its 64 pairs are mostly padding.
+inline constexpr double kQ10SmallTileMeanPairs = 16.0;
 // The Hopper kernels: mean pairs per expert from which the 128-pair tile (one weight decode for
 // twice the pairs) runs. Measured (H200, bench/results/2026-12-02-half-items.md): at a mean of 80
 // (flash-next, T = 4096) the 128-pair tile takes 0.72x the 64-pair one's layer time; at 16
