@@ -59,6 +59,10 @@ enum class Epilogue { kSwigluRequant, kStoreRows };
 // of each CTA's is the system's).
 inline constexpr size_t kQ10StagedSharedBytes = (228 * 1024) / 2 - 1024;
 
+// The bytes of one row's raw stage: kRawStageValues values of format F, whole blocks.
+template <class F, class Tile>
+inline constexpr int kQ10RawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+
 // The bytes of a staged tile's raw slot rows, 16 for the others (q10_raw_stride, after Q10Shared).
 template <class F, class Tile>
 constexpr int q10_raw_stride();
@@ -75,7 +79,7 @@ struct Q10Shared {
   // The raw stages (Tile::kRawStaged): the bytes of kRawStageValues values of each shared row, at
   // (their address mod 16) into the slot row, as fused_hopper::span_copy_plan places them, so that
   // the decode meets them at the alignment it meets in global memory. One unused unit otherwise.
-  static constexpr int kRawBytes = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+  static constexpr int kRawBytes = kQ10RawBytes<F, Tile>;
   static constexpr int kRawStride = q10_raw_stride<F, Tile>();
   alignas(16) uint8_t raw[Tile::kRawStaged ? Tile::kRawSlots : 1][Tile::kRawStaged ? Tile::kWeightRows : 1]
                          [kRawStride];  // [slot][row][byte]
@@ -101,7 +105,7 @@ constexpr int q10_raw_stride() {
   } else {
     using Unstaged = Q10Tile<Tile::kWeightRows, Tile::kPairs, Tile::kWarpsM, Tile::kWarpsN, Tile::kActStages,
                              Tile::kMinBlocksPerSm, false>;
-    constexpr int n = Tile::kRawStageValues / F::kBlockValues * F::kBlockBytes;
+    constexpr int n = kQ10RawBytes<F, Tile>;
     constexpr int least = (n + 15 + 15) / 16 * 16;
     constexpr int odd = (least / 16) % 2 == 1 ? least : least + 16;
     constexpr size_t rest = sizeof(Q10Shared<F, Unstaged>);
