@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Call 68: the Hopper q10 consumers' wgmma descriptors moved by one add per step ("desc" tree,
+# branch desc-advance, Release, sm_90a) against main's kernels (call 66's split binary with
+# STRATA_Q10_HOPPER_SPLIT=off): GPU tests and sanitizers of desc, resources, interleaved cells,
+# ncu kernel durations, the bf16 baseline.
+set -u
+cd "$(dirname "$0")/../../../.."
+. scripts/device-prebuilt
+W=$(mktemp -d)
+D=bin-run/desc
+B=bin-run/split
+export STRATA_Q10_HOPPER_SPLIT=off
+{ for t in fused_q10_test hopper_q10_decode_test c_api_engine_test cuda_pipeline_test quantize_q10_test; do
+    ( timeout 300 $D/$t --gtest_brief=1 > "$W/test-$t.log" 2>&1; echo "rc=$?" >> "$W/test-$t.log" ) &
+  done
+  wait
+  for t in "$W"/test-*.log; do echo "=== $(basename $t .log)"; grep -E "^\[  PASSED|^\[  FAILED|^\[  SKIPPED \]|rc=|Failure|Which is" $t | head -20; done
+} > "$OUT/tests.log" 2>&1
+mark tests
+{ for tile in large; do
+    STRATA_PF_FUSED_TILE=$tile timeout 200 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
+      --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small:HopperFormats/*gate_up_q4_K_small:HopperFormats/*down_q6_K_small' 2>&1 | tail -2
+    echo "memcheck $tile rc=${PIPESTATUS[0]}"
+  done
+  STRATA_PF_FUSED_TILE=large timeout 200 compute-sanitizer --tool racecheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
+    --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small' 2>&1 | tail -2
+  echo "racecheck rc=${PIPESTATUS[0]}"; } > "$OUT/sanitize.log" 2>&1
+mark sanitize
+cuobjdump --dump-resource-usage $D/strata-moe 2>&1 | grep -A1 -E "hopper_q10_kernel" > "$W/resources.txt"
+{ echo "hopper q10 kernels: $(grep -c "REG:" "$W/resources.txt") resource lines,"\
+    "$(grep "REG:" "$W/resources.txt" | grep -vc "STACK:0 .*LOCAL:0") with a stack or local memory"; } > "$OUT/resources.log" 2>&1
+mark resources
+hop() {  # hop BIN PRESET T [EXTRA...]
+  local bin=$1 preset=$2 t=$3; shift 3
+  timeout 150 $bin/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper --preset $preset \
+    --routing uniform --layers 2 --cells 3 --quiet --tokens $t --chunk $t "$@" 2>&1 | grep -E "^A |^B |rror|WRONG"
+}
+two() { local label=$1; shift
+  echo "=== $label base"; hop $B "$@"
+  echo "=== $label desc"; hop $D "$@"; }
+{ two "T=4096" qwen35-a3b 4096
+  two "T=512" qwen35-a3b 512
+  two "Q4_K+Q6_K T=4096" qwen35-a3b 4096 --gate-up q4_K --down q6_K
+} > "$OUT/bench.log" 2>&1
+mark bench
+k() { timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum -k regex:hopper_q10 --launch-skip 2 --launch-count 4 \
+    $1/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper --preset qwen35-a3b \
+    --routing uniform --layers 1 --cells 1 --quiet --tokens ${2:-4096} --chunk ${2:-4096} 2>&1 | grep -E "hopper_q10|duration|inst_executed"; }
+{ echo "=== base"; k $B; echo "=== desc"; k $D; } > "$OUT/kernels.log" 2>&1
+mark kernels
+timeout 120 python3 .device-probes/torch/grouped_bf16.py > "$OUT/bf16.log" 2>&1
+mark bf16
+tar czf "$OUT/logs.tgz" -C "$W" .
