@@ -10,12 +10,7 @@ W=$(mktemp -d)
 D=bin-run/desc
 B=bin-run/split
 export STRATA_Q10_HOPPER_SPLIT=off
-{ for t in fused_q10_test hopper_q10_decode_test c_api_engine_test cuda_pipeline_test quantize_q10_test; do
-    ( timeout 300 $D/$t --gtest_brief=1 > "$W/test-$t.log" 2>&1; echo "rc=$?" >> "$W/test-$t.log" ) &
-  done
-  wait
-  for t in "$W"/test-*.log; do echo "=== $(basename $t .log)"; grep -E "^\[  PASSED|^\[  FAILED|^\[  SKIPPED \]|rc=|Failure|Which is" $t | head -20; done
-} > "$OUT/tests.log" 2>&1
+gpu_tests $D "$W" > "$OUT/tests.log" 2>&1
 mark tests
 { for tile in large; do
     STRATA_PF_FUSED_TILE=$tile timeout 200 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 3 $D/fused_q10_test --gtest_brief=1 \
