@@ -14,15 +14,10 @@ gpu_tests $D "$W/desc" > "$OUT/tests-desc.log" 2>&1 &
 gpu_tests $A "$W/act" > "$OUT/tests-act.log" 2>&1
 wait
 mark tests
-hop() {  # hop BIN PRESET T [EXTRA...]
-  local bin=$1 preset=$2 t=$3; shift 3
-  timeout 150 $bin/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper --preset $preset \
-    --routing uniform --layers 2 --cells 3 --quiet --tokens $t --chunk $t "$@" 2>&1 | grep -E "^A |^B |rror|WRONG"
-}
 three() { local label=$1; shift
-  echo "=== $label main"; hop $B "$@"
-  echo "=== $label desc"; hop $D "$@"
-  echo "=== $label act"; hop $A "$@"; }
+  echo "=== $label main"; hopper_cell $B "$@"
+  echo "=== $label desc"; hopper_cell $D "$@"
+  echo "=== $label act"; hopper_cell $A "$@"; }
 { three "T=4096" qwen35-a3b 4096
   three "T=512" qwen35-a3b 512
   three "T=16384" qwen35-a3b 16384
@@ -41,11 +36,7 @@ mark bf16
     --gtest_filter='HopperFormats/*gate_up_iq3_s_small:HopperFormats/*down_q2_0_small' 2>&1 | tail -2
   echo "synccheck rc=${PIPESTATUS[0]}"; } > "$OUT/sanitize.log" 2>&1
 mark sanitize
-for x in desc act; do
-  cuobjdump --dump-resource-usage bin-run/$x/strata-moe 2>&1 | grep -A1 -E "hopper_q10_kernel" > "$W/resources-$x.txt"
-  echo "$x: hopper q10 kernels: $(grep -c "REG:" "$W/resources-$x.txt") resource lines,"\
-    "$(grep "REG:" "$W/resources-$x.txt" | grep -vc "STACK:0 .*LOCAL:0") with a stack or local memory"
-done > "$OUT/resources.log" 2>&1
+{ hopper_resources desc $D; hopper_resources act $A; } > "$OUT/resources.log" 2>&1
 mark resources
 k() { timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum -k regex:hopper_q10 --launch-skip 2 --launch-count 4 \
     $1/strata-moe bench --backend cuda --numerics q10 --arms fused-hopper,fused-hopper --preset qwen35-a3b \
