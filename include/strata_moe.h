@@ -121,7 +121,8 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const stra
  * 1 <= T <= 2^28, 1 <= k <= min(E, 64), T*k < 2^31, T*d <= 2^34; options->threads <= 1024.
  * options may be NULL (all defaults). A profile the backend has no arm for (see `strata-moe support`)
  * is refused with STRATA_MOE_UNSUPPORTED, never run in another profile; a default profile is chosen
- * per layer (strata_moe_numerics) and options->report says which ran. */
+ * per layer (strata_moe_numerics) and options->report says which ran. A y that overflows float32
+ * from finite inputs (an element Inf or NaN) is STRATA_MOE_INVALID_ARGUMENT, naming the element. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);
@@ -195,7 +196,8 @@ strata_moe_status strata_moe_block_create(strata_moe_backend backend, const stra
                                           strata_moe_block** block);
 
 /* x: [T, d]; ids/weights: [T, k] or both NULL to route with the block's router; y: [T, d];
- * ids_out/weights_out ([T, k], may be NULL) receive the routing used. Host pointers. */
+ * ids_out/weights_out ([T, k], may be NULL) receive the routing used. Host pointers. A y that
+ * overflows float32 is STRATA_MOE_INVALID_ARGUMENT, as in strata_moe_layer_run. */
 strata_moe_status strata_moe_block_run(strata_moe_block* block, const float* x, int64_t n_tokens,
                                        const int32_t* ids, const float* weights, float* y,
                                        int32_t* ids_out, float* weights_out,

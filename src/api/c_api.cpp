@@ -339,7 +339,9 @@ strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, 
     const strata_moe_run_options opt = read_options(options);
     require_threads(opt.threads, "options.threads");
     strata::LayerInputs in{x, ids, weights, n_tokens, k};
-    write_report(opt, layer->backend->run(in, resolve_options(opt), y));
+    const strata::RunReport ran = layer->backend->run(in, resolve_options(opt), y);
+    strata::require_finite_result(y, n_tokens, layer->weights.d);
+    write_report(opt, ran);
   });
 }
 

@@ -19,10 +19,24 @@ enum class Status : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(Status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  Error(Status status, const std::string& message)
+      : std::runtime_error(without_nul(message)), status_(status) {}
   Status status() const noexcept { return status_; }
 
  private:
+  // what() is a C string: a NUL byte from a file's name or key would end the message there and
+  // lose the reason, so each one is shown as U+2400 (the symbol for null).
+  static std::string without_nul(const std::string& message) {
+    if (message.find('\0') == std::string::npos) return message;
+    std::string out;
+    for (const char c : message) {
+      if (c == '\0')
+        out += "\u2400";
+      else
+        out += c;
+    }
+    return out;
+  }
   Status status_;
 };
 

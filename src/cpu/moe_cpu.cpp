@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "common/threads.hpp"
 #include "cpu/tile_ops.hpp"
 #include "pipeline/arith.hpp"
 #include "pipeline/arith_q10.hpp"
@@ -115,10 +116,6 @@ std::vector<WorkItem> make_work(const Grouping& g, int64_t out_features, int til
                        static_cast<int32_t>(std::min<int64_t>(tile_rows, out_features - r))});
   }
   return items;
-}
-
-int resolve_threads(int threads) {
-  return threads > 0 ? threads : omp_get_max_threads();
 }
 
 void validate_inputs(const MoeLayerWeights& layer, const LayerInputs& in, const float* y) {

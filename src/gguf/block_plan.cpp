@@ -281,12 +281,18 @@ ExpertTensor view3(const Model& m, const TensorInfo& t) {
 }
 
 // A float vector tensor (F32 as is; F16/BF16 converted exactly) of `count` values.
-const float* floats(const Model& m, const TensorInfo& t, int64_t count, GgufBlock* out) {
-  int64_t n = 1;
-  for (int64_t v : t.ne) n *= v;
-  if (n != count)
-    bad(m, fmt::format("tensor '{}': shape {} holds {} values, expected {}", t.name,
-                       shape_string(t.ne), n, count));
+// A small f32/f16/bf16 tensor of the given shape (trailing dimensions of 1 aside, as ggml
+// compares shapes), as f32 values.
+const float* floats(const Model& m, const TensorInfo& t, std::initializer_list<int64_t> shape,
+                    GgufBlock* out) {
+  const std::vector<int64_t> want(shape);
+  const size_t dims = std::max(t.ne.size(), want.size());
+  for (size_t i = 0; i < dims; ++i)
+    if ((i < t.ne.size() ? t.ne[i] : 1) != (i < want.size() ? want[i] : 1))
+      bad(m, fmt::format("tensor '{}': shape {}, expected [{}]", t.name, shape_string(t.ne),
+                         fmt::join(want, ", ")));
+  int64_t count = 1;
+  for (int64_t v : want) count *= v;
   if (t.type == GgmlType::F32) return reinterpret_cast<const float*>(t.data);
   if (t.type != GgmlType::F16 && t.type != GgmlType::BF16)
     unsupported(fmt::format("tensor '{}': type {} (f32, f16 or bf16 are read)", t.name,
@@ -343,10 +349,10 @@ ExpertTensor stack_experts(const Model& m, const std::map<int, const TensorInfo*
   return view;
 }
 
-// A per-expert bias [E, cols]; from a merged gate_up bias [2f, E] the half at `offset`.
+// A per-expert bias, ne [cols, E]; from a merged gate_up bias [2f, E] the half at `offset`.
 const float* expert_bias(const Model& m, const TensorInfo& t, int64_t cols, int64_t n_expert,
                          int64_t row_values, int64_t offset, GgufBlock* out) {
-  const float* all = floats(m, t, row_values * n_expert, out);
+  const float* all = floats(m, t, {row_values, n_expert}, out);
   if (row_values == cols) return all;
   auto half = std::make_unique<std::vector<float>>(static_cast<size_t>(cols * n_expert));
   for (int64_t e = 0; e < n_expert; ++e)
@@ -531,16 +537,16 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   const TensorInfo* router = lt.get("ffn_gate_inp.weight");
   if (router != nullptr) {
     require_shape(m, *router, {d, E});
-    b.router = floats(m, *router, d * E, &out);
+    b.router = floats(m, *router, {d, E}, &out);
   } else if (router_bias != nullptr) {
     bad(m, fmt::format("tensor '{}' without a router", router_bias->name));
   }
-  if (router_bias != nullptr) b.routing.logit_bias = floats(m, *router_bias, E, &out);
+  if (router_bias != nullptr) b.routing.logit_bias = floats(m, *router_bias, {E}, &out);
   if (const TensorInfo* t = lt.get("exp_probs_b.bias")) {
     if (!rules->selection_bias)
       unsupported(
           fmt::format("tensor '{}': a selection bias is not part of the {} block", t->name, arch));
-    b.routing.selection_bias = floats(m, *t, E, &out);
+    b.routing.selection_bias = floats(m, *t, {E}, &out);
   }
   b.routing.score = over.score ? *over.score : gating_from_key(keys, *rules);
   const auto norm = keys.boolean("expert_weights_norm");
@@ -554,17 +560,28 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     if (!std::isfinite(*scale) || *scale < 0.0)
       bad(m, fmt::format("key '{}': {} is not a finite non-negative scale",
                          keys.name("expert_weights_scale"), *scale));
-    b.routing.scale = *scale == 0.0 ? 1.0f : static_cast<float>(*scale);
+    const float narrowed = static_cast<float>(*scale);
+    if (*scale != 0.0 && !(std::isfinite(narrowed) && narrowed != 0.0f))
+      bad(m, fmt::format("key '{}': {} is outside float's range", keys.name("expert_weights_scale"),
+                         *scale));
+    b.routing.scale = *scale == 0.0 ? 1.0f : narrowed;
   }
   const auto groups = keys.integer("expert_group_count").value_or(0);
   const auto groups_used = keys.integer("expert_group_used_count").value_or(0);
+  if (groups > E)
+    bad(m, fmt::format("key '{}': {} groups of {} experts", keys.name("expert_group_count"),
+                       groups, E));
+  if (groups_used > std::max<int64_t>(groups, 1))
+    bad(m, fmt::format("key '{}': {} is more than the {} groups",
+                       keys.name("expert_group_used_count"), groups_used, groups));
   if (groups > 1) {
     b.routing.n_group = static_cast<int>(groups);
     b.routing.n_group_used = static_cast<int>(groups_used);
   }
   const auto used = keys.integer("expert_used_count");
-  b.k = over.k > 0 ? over.k : static_cast<int>(used.value_or(0));
-  if (b.k < 1 || b.k > E || b.k > 64)
+  const int64_t k = over.k > 0 ? over.k : used.value_or(0);
+  b.k = k < 1 || k > E || k > 64 ? 0 : static_cast<int>(k);
+  if (b.k == 0)
     fail(over.k > 0 ? Status::kInvalidArgument : Status::kBadFile,
          over.k > 0 ? fmt::format("--k: {} must be in [1, min(E = {}, 64)]", over.k, E)
          : used ? fmt::format("{}: key '{}': {} is not in [1, min(E = {}, 64)]", m.named().path(),
@@ -623,7 +640,7 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
     s.ffn.up = make_expert_tensor(su->name, su->type, su->data, d, fs, 1);
     s.ffn.down = make_expert_tensor(sd->name, sd->type, sd->data, fs, d, 1);
     if (gated) {
-      s.gate = floats(m, *sgate, d, &out);
+      s.gate = floats(m, *sgate, {d}, &out);
       s.gate_name = sgate->name;
     }
     b.shared.push_back(std::move(s));
@@ -692,15 +709,27 @@ SplitInfo split_info(const File& file) {
   const MetaValue* no = file.find("split.no");
   const MetaValue* count = file.find("split.count");
   if (no == nullptr || count == nullptr || !no->as_int() || !count->as_int()) return info;
-  info.index = static_cast<int>(*no->as_int());
-  info.count = static_cast<int>(*count->as_int());
-  if (info.count < 1 || info.index < 0 || info.index >= info.count) return info;
+  // Shards are named <prefix>-NNNNN-of-NNNNN.gguf: a count beyond five digits, or one the name
+  // contradicts, is a damaged key, refused before any shard name is made.
+  const int64_t index = *no->as_int(), n = *count->as_int();
+  if (n < 1 || n > 99999 || index < 0 || index >= n)
+    fail(Status::kBadFile,
+         fmt::format("{}: keys 'split.no' = {} and 'split.count' = {} do not name a shard of a "
+                     "split of 1 to 99999 files",
+                     file.path(), index, n));
+  info.index = static_cast<int>(index);
+  info.count = static_cast<int>(n);
   info.is_split = true;
   const std::filesystem::path path(file.path());
   const std::string name = path.filename().string();
   static const std::regex pattern(R"((.*)-(\d{5})-of-(\d{5})\.gguf)");
   std::smatch match;
   if (!std::regex_match(name, match, pattern)) return info;
+  if (std::stoi(match[2].str()) != info.index + 1 || std::stoi(match[3].str()) != info.count)
+    fail(Status::kBadFile,
+         fmt::format("{}: keys 'split.no' = {} and 'split.count' = {} disagree with the file name "
+                     "(shard {} of {})",
+                     file.path(), index, n, match[2].str(), match[3].str()));
   for (int i = 0; i < info.count; ++i) {
     info.shards.push_back(path.parent_path() / fmt::format("{}-{:05d}-of-{:05d}.gguf",
                                                            match[1].str(), i + 1, info.count));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -17,6 +18,27 @@ namespace {
 
 [[noreturn]] void io_fail(const std::string& label, std::string_view action, int err) {
   fail(Status::kIo, fmt::format("{}: {}: {}", label, action, std::strerror(err)));
+}
+
+// Temporary files not yet renamed into place or removed, for remove_unfinished_outputs(), which
+// may run in a signal handler: lock-free slots of C strings owned by live Output objects.
+constexpr int kTrackedSlots = 64;
+std::atomic<const char*> g_unfinished[kTrackedSlots];
+static_assert(std::atomic<const char*>::is_always_lock_free);
+
+void track(const char* path) {
+  for (auto& slot : g_unfinished) {
+    const char* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, path)) return;
+  }
+  // Every slot taken: this one is still removed by its OutputSet's destructor.
+}
+
+void untrack(const char* path) {
+  for (auto& slot : g_unfinished) {
+    const char* expected = path;
+    if (slot.compare_exchange_strong(expected, nullptr)) return;
+  }
 }
 
 // The folder a new file at `path` goes into ("." for a bare name).
@@ -167,6 +189,7 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
   out->fd_ = fd;
   out->temp_path_ = temp;
   out->final_path_ = final_path;
+  track(out->temp_path_.c_str());
   outputs_.push_back(std::move(out));  // from here on the destructor removes the temporary
   Output& added = *outputs_.back();
   if (::fchmod(fd, mode) != 0) io_fail(added.label_, "cannot set the file mode", errno);
@@ -184,14 +207,25 @@ void OutputSet::commit() {
     if (::rename(out->temp_path_.c_str(), out->final_path_.c_str()) != 0)
       io_fail(out->label_, "cannot rename the finished file into place", errno);
     out->committed_ = true;
+    untrack(out->temp_path_.c_str());
   }
 }
 
 OutputSet::~OutputSet() {
   for (const auto& out : outputs_) {
     if (out->fd_ >= 0) ::close(out->fd_);
-    if (!out->committed_) ::unlink(out->temp_path_.c_str());
+    if (!out->committed_) {
+      untrack(out->temp_path_.c_str());
+      ::unlink(out->temp_path_.c_str());
+    }
   }
+}
+
+void remove_unfinished_outputs() noexcept {
+  // The slots are read, not cleared: a handler running in two threads at once removes every file
+  // in each (a second unlink() of a path only fails), so neither can end the process early.
+  for (auto& slot : g_unfinished)
+    if (const char* path = slot.load()) ::unlink(path);
 }
 
 }  // namespace strata::io

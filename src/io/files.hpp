@@ -100,4 +100,9 @@ class OutputSet {
   std::vector<std::unique_ptr<Output>> outputs_;
 };
 
+// Removes the temporary file of every output not yet committed, in any OutputSet. Only unlink(2)
+// is called, so it is safe in a signal handler and after exit() (where no destructor runs): the
+// CLI calls it from its handlers of fatal signals and at exit.
+void remove_unfinished_outputs() noexcept;
+
 }  // namespace strata::io

@@ -155,7 +155,8 @@ namespace {
 using ReadAt = std::function<void(uint64_t offset, void* out, size_t bytes)>;
 
 // `label` names the file in messages ("--x: 'x.npy'").
-Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& label) {
+Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& label,
+                 const ShapeCheck& check = {}) {
   const auto bad = [&](const std::string& reason) {
     fail(Status::kBadFile, fmt::format("{}: {}", label, reason));
   };
@@ -197,6 +198,7 @@ Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& 
   if (data_bytes != elems * 4)
     bad(fmt::format("shape ({}) needs {} data bytes, the file has {}", fmt::join(array.shape, ", "),
                     elems * 4, data_bytes));
+  if (check) check(array.dtype, array.shape);
   resize_or_fail(array.bytes, static_cast<size_t>(data_bytes), label + ": array data");
   if (data_bytes > 0)  // an empty array has no buffer to read into
     read_at(header_start + header_bytes, array.bytes.data(), static_cast<size_t>(data_bytes));
@@ -205,12 +207,12 @@ Array parse_from(uint64_t file_bytes, const ReadAt& read_at, const std::string& 
 
 }  // namespace
 
-Array read(const std::filesystem::path& path, const std::string& what) {
+Array read(const std::filesystem::path& path, const std::string& what, const ShapeCheck& check) {
   const io::InputFile file = io::InputFile::open(path, what);
   return parse_from(
       file.size_bytes(),
       [&](uint64_t offset, void* out, size_t bytes) { file.read_at(offset, out, bytes); },
-      fmt::format("{}: '{}'", what, path.string()));
+      fmt::format("{}: '{}'", what, path.string()), check);
 }
 
 Array parse(std::span<const uint8_t> bytes, const std::string& what) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,10 +25,15 @@ struct Array {
   const int32_t* i32() const { return reinterpret_cast<const int32_t*>(bytes.data()); }
 };
 
+// Called with the header's dtype and shape before the data is allocated or read; it throws to
+// refuse them (an array too large for the command is refused before it costs memory).
+using ShapeCheck = std::function<void(DType, const std::vector<int64_t>& shape)>;
+
 // Throws strata::Error(kBadFile) naming `what` (e.g. "--x") for a damaged or unsupported file
 // (wrong magic, big-endian or Fortran order, other dtypes, size mismatch).
 // Anything but a regular file is refused before it is opened (a FIFO cannot block).
-Array read(const std::filesystem::path& path, const std::string& what);
+Array read(const std::filesystem::path& path, const std::string& what,
+           const ShapeCheck& check = {});
 // The same checks on an in-memory image (the fuzzer's entry); `what` names it in messages.
 Array parse(std::span<const uint8_t> bytes, const std::string& what);
 // Written to a temporary file next to `path` and renamed into place once complete.

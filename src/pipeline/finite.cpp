@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/threads.hpp"
 #include "formats/registry.hpp"
 
 namespace strata {
@@ -54,7 +55,7 @@ template <class F>
 void scan_tensor(const ExpertTensor& t, int threads) {
   const int64_t blocks_per_row = t.in_features / F::kBlockValues;
   std::vector<BadBlock> first_bad(static_cast<size_t>(t.n_expert));
-  const int n_threads = threads > 0 ? threads : omp_get_max_threads();
+  const int n_threads = resolve_threads(threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads) if (t.n_expert > 1)
   for (int64_t e = 0; e < t.n_expert; ++e) {
     BadBlock& bad = first_bad[static_cast<size_t>(e)];
@@ -99,6 +100,16 @@ void require_finite_matrix(std::string_view what, const float* values, int64_t r
     if (!std::isfinite(values[i]))  // NOTE: no require(): it would format a message per element
       fail(status, fmt::format("{}: element [{}, {}] = {} is not finite", what, i / cols, i % cols,
                                values[i]));
+}
+
+void require_finite_result(const float* y, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(y[i]))
+      fail(Status::kInvalidArgument,
+           fmt::format("y: element [{}, {}] = {}: the result overflows float32 (x, the weights or "
+                       "a scale are too large in magnitude); refused rather than returned",
+                       i / cols, i % cols, y[i]));
 }
 
 void require_finite_scales(const MoeLayerWeights& layer, int threads) {

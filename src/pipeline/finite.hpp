@@ -15,6 +15,11 @@ namespace strata {
 void require_finite_matrix(std::string_view what, const float* values, int64_t rows, int64_t cols,
                            Status status = Status::kInvalidArgument);
 
+// The other half of the policy: finite inputs whose result overflows float32 (x near FLT_MAX, a
+// huge expert_weights_scale) would give Inf or NaN; y of [rows, cols] is scanned after a run and
+// the first such element refused with Error(kInvalidArgument).
+void require_finite_result(const float* y, int64_t rows, int64_t cols);
+
 // Scans every block of the layer's three tensors (host memory): each sub-block's scales and
 // offsets (the factors the int8 arms multiply by) must be finite. Throws Error(kInvalidArgument)
 // naming the tensor, expert, row and block of the first one that is not. Reads every block once

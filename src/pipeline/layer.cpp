@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "formats/registry.hpp"
 
 namespace strata {
@@ -52,6 +53,13 @@ void check_tensor(const ExpertTensor& t, int64_t in, int64_t out, int64_t n_expe
 void validate_layer(const MoeLayerWeights& layer) {
   require(layer.d > 0 && layer.f > 0 && layer.n_expert > 0, Status::kInvalidArgument,
           fmt::format("layer geometry d={} f={} E={} is not positive", layer.d, layer.f, layer.n_expert));
+  require(layer.d <= limits::kMaxWidth && layer.f <= limits::kMaxWidth &&
+              layer.n_expert <= limits::kMaxExperts,
+          Status::kInvalidArgument,
+          fmt::format("tensor '{}': d={} f={} E={} is beyond the limits (d and f at most {}, E at "
+                      "most {})",
+                      layer.gate.name, layer.d, layer.f, layer.n_expert, limits::kMaxWidth,
+                      limits::kMaxExperts));
   require(layer.d % kSubBlockValues == 0 && layer.f % kSubBlockValues == 0, Status::kInvalidArgument,
           fmt::format("layer geometry d={} f={}: both must be multiples of 32", layer.d, layer.f));
   check_tensor(layer.gate, layer.d, layer.f, layer.n_expert);

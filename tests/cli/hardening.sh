@@ -45,7 +45,7 @@ with open(path, "wb") as f:
 PY
 }
 
-for case in good overlap blk00 arch-int nan-scale inf-scale nan-router escape-name; do
+for case in good overlap blk00 arch-int nan-scale inf-scale nan-router escape-name nul-name; do
   "$make_gguf" "$case" "$tmp/$case.gguf" || fail "make_test_gguf $case"
 done
 write_npy "$tmp/x.npy" "<f4" "(3, 256)" "[0.01 * ((i * 37) % 101 - 50) for i in range(768)]"
@@ -69,6 +69,30 @@ expect_line 1 "arch-int.gguf" "$bin" dequant --gguf "$tmp/arch-int.gguf" --tenso
 # ---- names with control characters are escaped -----------------------------------------------
 expect_line 1 'blk.0.\x1b[31mevil\x07' "$bin" info "$tmp/escape-name.gguf"
 LC_ALL=C grep -q $'\x1b' "$tmp/err" && fail "an escape byte reached stderr: $(cat -v "$tmp/err")"
+
+# ---- a NUL byte in a name does not cut the message short ---------------------------------------
+expect_line 1 "tensor 'blk.0.ffn_␀evil.weight': not part of the qwen3moe MoE block" \
+  "$bin" run --gguf "$tmp/nul-name.gguf" --layer 0 --x "$tmp/x.npy" --out "$tmp/y.npy"
+
+# ---- split keys: checked against their range and the file's name before any shard is sought -----
+"$make_gguf" split-huge "$tmp/huge-00001-of-00002.gguf" || fail "make_test_gguf split-huge"
+"$make_gguf" split-3 "$tmp/three-00001-of-00002.gguf" || fail "make_test_gguf split-3"
+expect_line 1 "keys 'split.no' = 0 and 'split.count' = 2147483647 do not name a shard of a split of 1 to 99999 files" \
+  "$bin" info "$tmp/huge-00001-of-00002.gguf"
+expect_line 1 "keys 'split.no' = 0 and 'split.count' = 3 disagree with the file name (shard 00001 of 00002)" \
+  "$bin" run --gguf "$tmp/three-00001-of-00002.gguf" --layer 0 --x "$tmp/x.npy" --out "$tmp/y.npy"
+
+# ---- finite inputs whose result overflows float32 are refused, not returned as Inf/NaN ---------
+write_npy "$tmp/x-huge.npy" "<f4" "(3, 256)" "[3e38 * (1 if i % 3 else -1) for i in range(768)]"
+write_npy "$tmp/ids-huge.npy" "<i4" "(3, 2)" "[0, 1, 2, 3, 1, 2]"
+write_npy "$tmp/w-huge.npy" "<f4" "(3, 2)" "[0.5] * 6"
+printf 'previous' >"$tmp/y-kept.npy"
+expect_line 2 "router: token 0: the routing weights overflow float32" \
+  "$bin" run --gguf "$tmp/good.gguf" --layer 0 --x "$tmp/x-huge.npy" --out "$tmp/y-kept.npy"
+expect_line 2 "the result overflows float32" \
+  "$bin" run --gguf "$tmp/good.gguf" --layer 0 --x "$tmp/x-huge.npy" --ids "$tmp/ids-huge.npy" \
+  --weights "$tmp/w-huge.npy" --out "$tmp/y-kept.npy"
+[[ $(cat "$tmp/y-kept.npy") == previous ]] || fail "an overflowing run replaced the previous output"
 
 # ---- non-finite weights and routers ----------------------------------------------------------
 expect_line 1 "tensor 'blk.0.ffn_down_exps.weight': expert 1, row 3, block 1: scale nan is not finite" \
@@ -166,12 +190,54 @@ truncate -s $((1024 * 1024 * 1024 + 1)) "$tmp/big.raw"
 expect_line 2 "1073741825 bytes is not a whole" "$bin" dequant --type q2_0 --blocks "$tmp/big.raw" --out "$tmp/big.f32"
 rm -f "$tmp/big.raw"
 
+# An x whose header asks for more than T x d <= 2^34 values: refused from the header, before its
+# 64 GiB (a sparse file) are read.
+python3 - "$tmp/x-big.npy" <<'PY'
+import sys
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (67108865, 256), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+PY
+truncate -s $((128 + 67108865 * 256 * 4)) "$tmp/x-big.npy"
+expect_line 2 "--x: T x columns: 67108865 x 256 is more than the limit 17179869184" \
+  "$bin" run --gguf "$tmp/good.gguf" --layer 0 --x "$tmp/x-big.npy" --out "$tmp/y.npy"
+rm -f "$tmp/x-big.npy"
+
+# ---- threads: a huge OMP_NUM_THREADS is capped at the limit, not obeyed into a crash -----------
+OMP_NUM_THREADS=100000 "$bin" run --gguf "$tmp/good.gguf" --layer 0 --x "$tmp/x.npy" \
+  --out "$tmp/omp.npy" 2>"$tmp/err" || fail "OMP_NUM_THREADS=100000: $(cat "$tmp/err")"
+
+# ---- a run killed by a signal leaves no temporary output behind ---------------------------------
+mkdir "$tmp/killed"
+python3 - "$tmp/x-long.npy" <<'PY'
+import struct, sys
+rows = 1 << 18
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 256), }" % rows
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+row = struct.pack("<256f", *[0.01 * ((i * 37) % 101 - 50) for i in range(256)])
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    f.write(row * rows)
+PY
+for signal in TERM; do
+  timeout -k 20 -s "$signal" 1 "$bin" run --gguf "$tmp/good.gguf" --layer 0 --x "$tmp/x-long.npy" \
+    --out "$tmp/killed/y.npy" --ids-out "$tmp/killed/ids.npy" --threads 1 2>"$tmp/err"
+  status=$?
+  [[ $status == 124 ]] || fail "SIG$signal: the run was not cut short (status $status): $(cat "$tmp/err")"
+  [[ -z $(files_in "$tmp/killed") ]] || fail "SIG$signal left files behind: $(files_in "$tmp/killed")"
+done
+rm -f "$tmp/x-long.npy"
+
 # ---- CLI misuse: one line each -----------------------------------------------------------------
 expect_line 2 "unknown subcommand 'bogus' (known: info, dequant, run, demo, bench, support)" "$bin" bogus
 expect_line 2 "A subcommand is required" "$bin"
 expect_line 2 "--tokens: 'ten' is not an integer" "$bin" demo --tokens ten
 expect_line 2 "--backend" "$bin" run --gguf "$model" --layer 0 --x "$x0" --out "$tmp/y.npy" --backend tpu
 expect_line 2 "--nope" "$bin" demo --nope
+expect_line 2 "--seed: '-1' is not a seed" "$bin" demo --seed -1 --tokens 1
+expect_line 2 "--seed: '99999999999999999999999' is not a seed" "$bin" bench --seed 99999999999999999999999
+expect_line 2 "--down: 'f32' is not a block format of expert weights" "$bin" bench --down f32
 "$bin" --help >"$tmp/out" 2>&1 || fail "--help exited non-zero"
 
 if ((failures)); then

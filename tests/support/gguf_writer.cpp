@@ -95,6 +95,9 @@ MetaValue meta_i32(int32_t v) {
 MetaValue meta_f32(float v) {
   return MetaValue{ValueType::F32, double{v}};
 }
+MetaValue meta_f64(double v) {
+  return MetaValue{ValueType::F64, v};
+}
 MetaValue meta_bool(bool v) {
   return MetaValue{ValueType::BOOL, v};
 }

@@ -33,6 +33,7 @@ gguf::MetaValue meta_u32(uint32_t v);
 gguf::MetaValue meta_u64(uint64_t v);
 gguf::MetaValue meta_i32(int32_t v);
 gguf::MetaValue meta_f32(float v);
+gguf::MetaValue meta_f64(double v);
 gguf::MetaValue meta_bool(bool v);
 gguf::MetaValue meta_string(std::string v);
 gguf::MetaValue meta_array(gguf::ValueType element_type, std::vector<gguf::MetaValue> values);
@@ -65,6 +66,21 @@ class GgufWriter {
 
   void kv(std::string key, gguf::MetaValue value) {
     kvs_.emplace_back(std::move(key), std::move(value));
+  }
+  // Replaces the value of `key` (added where it is not there yet).
+  void set_kv(const std::string& key, gguf::MetaValue value) {
+    for (auto& [k, v] : kvs_)
+      if (k == key) {
+        v = std::move(value);
+        return;
+      }
+    kv(key, std::move(value));
+  }
+  // The tensor named `name`, or null.
+  WriterTensor* find_tensor(const std::string& name) {
+    for (WriterTensor& t : tensors_)
+      if (t.name == name) return &t;
+    return nullptr;
   }
   // A key/value with hand-encoded type and payload (for malformed values).
   void kv_raw(std::string key, uint32_t type, std::vector<uint8_t> payload);

@@ -714,6 +714,68 @@ TEST(BlockRefusal, KeysTheBlockDoesNotHonour) {
       "deepseek2.expert_group_scale");
 }
 
+TEST(BlockRefusal, IntegerKeysBeyondTheirRangeAreNotNarrowed) {
+  // 2^32 + 2 would read as 2 if cut to 32 bits.
+  const uint64_t wide = (uint64_t{1} << 32) + 2;
+  expect_refused(
+      [&](test::GgufWriter& w) { w.set_kv("qwen3moe.expert_used_count", test::meta_u64(wide)); },
+      case_named("qwen3moe"), Status::kBadFile, "qwen3moe.expert_used_count': 4294967298");
+  const ArchCase groups = case_named("deepseek3_sigmoid_groups_bias_scale_shared");
+  expect_refused(
+      [&](test::GgufWriter& w) { w.set_kv("deepseek2.expert_group_count", test::meta_u64(wide)); },
+      groups, Status::kBadFile, "deepseek2.expert_group_count': 4294967298 groups of 8 experts");
+  expect_refused(
+      [&](test::GgufWriter& w) {
+        w.set_kv("deepseek2.expert_group_used_count", test::meta_u64(wide));
+      },
+      groups, Status::kBadFile, "deepseek2.expert_group_used_count': 4294967298 is more than");
+}
+
+TEST(BlockRefusal, ScaleOutsideFloatRange) {
+  const ArchCase c = case_named("deepseek2_v2_softmax_unnormalised");
+  // Non-zero but below float's smallest subnormal: it would round to 0, which means "no scale".
+  expect_refused(
+      [](test::GgufWriter& w) { w.set_kv("deepseek2.expert_weights_scale", test::meta_f64(1e-320)); },
+      c, Status::kBadFile, "deepseek2.expert_weights_scale': 1e-320 is outside float's range");
+  expect_refused(
+      [](test::GgufWriter& w) { w.set_kv("deepseek2.expert_weights_scale", test::meta_f64(1e300)); },
+      c, Status::kBadFile, "deepseek2.expert_weights_scale': 1e+300 is outside float's range");
+}
+
+TEST(BlockRefusal, SmallTensorsOfTheWrongShape) {
+  // The down bias of E rows of d values written as [E, d] instead of ggml's [d, E]: the same
+  // count, another layout.
+  const ArchCase oss = case_named("gpt_oss_biases_oai");
+  expect_refused(
+      [](test::GgufWriter& w) {
+        w.find_tensor("blk.0.ffn_down_exps.bias")->ne = {8, 128};
+      },
+      oss, Status::kBadFile, "tensor 'blk.0.ffn_down_exps.bias': shape [8, 128], expected [128, 8]");
+  const ArchCase ds = case_named("deepseek3_sigmoid_groups_bias_scale_shared");
+  expect_refused(
+      [](test::GgufWriter& w) { w.find_tensor("blk.1.exp_probs_b.bias")->ne = {4, 2}; },
+      ds, Status::kBadFile, "tensor 'blk.1.exp_probs_b.bias': shape [4, 2], expected [8]");
+}
+
+TEST(BlockRefusal, SharedGateTakesTrailingUnitDimensions) {
+  // ggml compares shapes with trailing 1s ignored: a shared-expert gate written [d, 1] (as
+  // converters write a (1, d) weight) is the [d] tensor; [1, d] is not.
+  ArchCase c = case_named("qwen35moe_merged_gated_shared");
+  std::mt19937_64 rng(test::fresh_seed("shexp-gate-shape"));
+  RefBlock ref;
+  test::GgufWriter w = arch_file(c, ref, rng);
+  w.find_tensor("blk.0.ffn_gate_inp_shexp.weight")->ne = {128, 1};
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("strata_shexp_gate_" + std::to_string(rng()) + ".gguf");
+  w.write(path);
+  const gguf::Model model = gguf::Model::open(path);
+  std::filesystem::remove(path);
+  EXPECT_NO_THROW(gguf::build_block(model, c.lead_dense));
+  expect_refused(
+      [](test::GgufWriter& w) { w.find_tensor("blk.0.ffn_gate_inp_shexp.weight")->ne = {1, 128}; },
+      c, Status::kBadFile, "tensor 'blk.0.ffn_gate_inp_shexp.weight': shape [1, 128], expected [128]");
+}
+
 TEST(BlockRefusal, ExpertsInAFormatWithoutAnInt8Path) {
   // f16 experts: info describes them, run refuses naming the tensor and its type.
   std::mt19937_64 rng(test::fresh_seed("f16"));

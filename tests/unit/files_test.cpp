@@ -100,6 +100,26 @@ TEST(OutputSet, NothingReachesTheFinalPathsWithoutACommit) {
   EXPECT_EQ(read_text(dir / "fresh"), "x");
 }
 
+TEST(OutputSet, UnfinishedOutputsAreRemovedWithoutTheirSet) {
+  // What the CLI's signal handlers and exit hook call: every uncommitted temporary goes, the
+  // committed files and the previous contents of final paths stay.
+  Folder dir;
+  write_text(dir / "old", "previous");
+  io::OutputSet done({});
+  done.add("--ids-out", dir / "done").write("d", 1);
+  done.commit();
+  io::OutputSet pending({});
+  pending.add("--out", dir / "old").write("new", 3);
+  pending.add("--weights-out", dir / "fresh").write("x", 1);
+  EXPECT_EQ(dir.entries(), 4);  // old, done + two temporaries
+  io::remove_unfinished_outputs();
+  EXPECT_EQ(dir.entries(), 2);
+  EXPECT_EQ(read_text(dir / "old"), "previous");
+  EXPECT_EQ(read_text(dir / "done"), "d");
+  io::remove_unfinished_outputs();  // again: nothing left to remove, nothing else touched
+  EXPECT_EQ(dir.entries(), 2);
+}
+
 TEST(OutputSet, KeepsTheModeOfAReplacedFileAndWritesThroughALink) {
   Folder dir;
   write_text(dir / "target", "previous");
@@ -164,6 +184,15 @@ TEST(Npy, EmptyArrayParses) {
   short_data.push_back(0);
   EXPECT_NE(error_of([&] { npy::parse(short_data, "short"); }, Status::kBadFile).find("short:"),
             std::string::npos);
+}
+
+TEST(Error, KeepsTheMessagePastANulByte) {
+  // what() is a C string: a NUL from a file's name must not end the message there.
+  static const char kName[] = "blk.0.ffn_\0evil.weight";
+  const std::string name(kName, sizeof kName - 1);
+  const Error e(Status::kBadFile, "tensor '" + name + "': the reason");
+  EXPECT_STREQ(e.what(), "tensor 'blk.0.ffn_\u2400evil.weight': the reason");
+  EXPECT_EQ(e.status(), Status::kBadFile);
 }
 
 TEST(Printable, EscapesControlsAndInvalidUtf8) {

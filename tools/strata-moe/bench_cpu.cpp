@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench_runner.hpp"
+#include "common/threads.hpp"
 #include "cpu/moe_cpu.hpp"
 
 namespace strata::cli::benchrun {
@@ -65,7 +66,7 @@ class CpuSession final : public Session {
       : inputs_(inputs), options_(options) {}
 
   std::string device() const override {
-    const int threads = options_.threads > 0 ? options_.threads : omp_get_max_threads();
+    const int threads = resolve_threads(options_.threads);
     return fmt::format("{}, {} threads", cpu_model(), threads);
   }
   double ceiling_tops() const override { return 0.0; }

@@ -61,6 +61,10 @@ GgmlType format_arg(const std::string& name, const char* option) {
   const auto info = ggml_type_by_name(name);
   require(info.has_value(), Status::kInvalidArgument,
           fmt::format("{}: unknown format '{}'", option, name));
+  require(synth::synth_supports(info->type), Status::kInvalidArgument,
+          fmt::format("{}: '{}' is not a block format of expert weights (a quantised ggml type "
+                      "is expected)",
+                      option, name));
   return info->type;
 }
 
@@ -254,7 +258,8 @@ Runner add_bench_command(CLI::App& app) {
                   "cells: runs of B, each between two runs of A (default 3)")
       ->check(integer_in(1, kMaxCells));
   cmd->add_option("--seed", args->seed,
-                  "seed of the weights, routings and activations (default 1)");
+                  "seed of the weights, routings and activations (default 1)")
+      ->check(seed_value());
   cmd->add_option("--routing", args->routing,
                   "skewed (Zipf-like, some experts empty; default) or uniform")
       ->check(CLI::IsMember({"skewed", "uniform"}));

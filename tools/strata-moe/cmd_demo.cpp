@@ -287,7 +287,8 @@ Runner add_demo_command(CLI::App& app) {
   CLI::Option* tokens =
       cmd->add_option("--tokens", args->tokens, "tokens T (default 512 on the CPU, 4096 on CUDA)")
           ->check(integer_in(1, limits::kMaxTokens));
-  cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations");
+  cmd->add_option("--seed", args->seed, "seed of the synthetic layer, routing and activations")
+      ->check(seed_value());
   cmd->add_option("--threads", args->threads, "CPU threads (0: OpenMP default; at most 1024)")
       ->check(integer_in(0, limits::kMaxThreads));
   cmd->add_option("--numerics", args->numerics, "profiles to run, side by side (default q8,q10)")

@@ -33,18 +33,29 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-// A 2-D array of `dtype` with the expected shape (-1: any), or an error naming `what`.
-void check_array(const npy::Array& a, const char* what, npy::DType dtype, int64_t rows,
-                 int64_t cols) {
-  require(
-      a.dtype == dtype, Status::kInvalidArgument,
-      fmt::format("{}: dtype must be {}", what, dtype == npy::DType::F32 ? "float32" : "int32"));
-  require(
-      a.shape.size() == 2 && (rows < 0 || a.shape[0] == rows) && (cols < 0 || a.shape[1] == cols),
-      Status::kInvalidArgument,
-      fmt::format("{}: shape {} does not match the layer, expected [{}, {}]", what,
-                  shape_str(a.shape), rows < 0 ? std::string("T") : std::to_string(rows),
-                  cols < 0 ? std::string("k") : std::to_string(cols)));
+// A 2-D array of `dtype` with the expected shape (-1: any) and at most kMaxTokens rows, or an
+// error naming `what`; checked on the header, before the data is read.
+npy::Array read_array(const std::string& path, const char* what, npy::DType dtype, int64_t rows,
+                      int64_t cols) {
+  return npy::read(path, what, [&](npy::DType got, const std::vector<int64_t>& shape) {
+    require(got == dtype, Status::kInvalidArgument,
+            fmt::format("{}: dtype must be {}", what,
+                        dtype == npy::DType::F32 ? "float32" : "int32"));
+    require(shape.size() == 2 && (rows < 0 || shape[0] == rows) && (cols < 0 || shape[1] == cols),
+            Status::kInvalidArgument,
+            fmt::format("{}: shape {} does not match the layer, expected [{}, {}]", what,
+                        shape_str(shape), rows < 0 ? std::string("T") : std::to_string(rows),
+                        cols < 0 ? std::string("k") : std::to_string(cols)));
+    require(cols >= 0 || (shape[1] >= 1 && shape[1] <= limits::kMaxExpertsPerToken),
+            Status::kInvalidArgument,
+            fmt::format("{}: k = {} must be in [1, {}]", what, shape[1],
+                        limits::kMaxExpertsPerToken));
+    require(shape[0] <= limits::kMaxTokens, Status::kInvalidArgument,
+            fmt::format("{}: {} tokens is more than the limit {}", what, shape[0],
+                        limits::kMaxTokens));
+    limits::checked_product(fmt::format("{}: T x columns", what), shape[0], shape[1],
+                            limits::kMaxActivationValues);
+  });
 }
 
 gguf::BlockOverrides overrides_from(const RunArgs& args) {
@@ -100,8 +111,7 @@ int run(const RunArgs& args) {
   const MoeLayerWeights& w = block.routed;
   require_finite_block(args.gguf, args.layer, block, args.threads);
 
-  const npy::Array x = npy::read(args.x, "--x");
-  check_array(x, "--x", npy::DType::F32, -1, w.d);
+  const npy::Array x = read_array(args.x, "--x", npy::DType::F32, -1, w.d);
   const int64_t n_tokens = x.shape[0];
   require(n_tokens >= 1, Status::kInvalidArgument, "--x: no tokens");
   for (int64_t i = 0; i < x.size(); ++i)
@@ -119,13 +129,12 @@ int run(const RunArgs& args) {
     require(
         args.k == 0 && args.gating.empty(), Status::kInvalidArgument,
         "--k/--gating: they change the router's choice, so they cannot go with --ids/--weights");
-    const npy::Array ids_in = npy::read(args.ids, "--ids");
-    check_array(ids_in, "--ids", npy::DType::I32, n_tokens, -1);
+    const npy::Array ids_in = read_array(args.ids, "--ids", npy::DType::I32, n_tokens, -1);
     k = static_cast<int>(ids_in.shape[1]);
     require(k >= 1 && k <= w.n_expert && k <= 64, Status::kInvalidArgument,
             fmt::format("--ids: k = {} must be in [1, min(E = {}, 64)]", k, w.n_expert));
-    const npy::Array weights_in = npy::read(args.weights, "--weights");
-    check_array(weights_in, "--weights", npy::DType::F32, n_tokens, k);
+    const npy::Array weights_in =
+        read_array(args.weights, "--weights", npy::DType::F32, n_tokens, k);
     ids.assign(ids_in.i32(), ids_in.i32() + ids_in.size());
     weights.assign(weights_in.f32(), weights_in.f32() + weights_in.size());
     validate_routing(ids.data(), weights.data(), n_tokens, k, w.n_expert, "--ids", "--weights");

@@ -12,6 +12,9 @@ using Runner = std::function<int()>;  // returns the process exit status
 // An integer option in [lo, hi]: text that is not an integer, or one outside the range (also
 // one too large for 64 bits), is refused with the text as given and the bounds.
 CLI::Validator integer_in(int64_t lo, int64_t hi);
+// A seed: decimal digits of a value in [0, 2^64 - 1] (a sign or a wider value is refused, not
+// wrapped).
+CLI::Validator seed_value();
 
 Runner add_info_command(CLI::App& app);
 Runner add_dequant_command(CLI::App& app);

@@ -1,5 +1,8 @@
 // strata-moe: info, dequant, run, demo, bench, support.
 #include <CLI/CLI.hpp>
+#include <signal.h>
+
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -11,6 +14,7 @@
 #include "strata_moe.h"
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "io/files.hpp"
 
 namespace {
 
@@ -44,10 +48,50 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
   return message;
 }
 
+// A run cut short by a signal, or ended by exit() inside a library (libgomp does when it cannot
+// start its threads), leaves no temporary output behind: the handler removes them, then lets the
+// signal take its default course.
+constexpr int kCleanedUpSignals[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE, SIGSEGV,
+                                     SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGXFSZ, SIGXCPU};
+
+void on_fatal_signal(int signal_number) {
+  // Every file is removed before the default action is restored: a second signal (timeout(1)
+  // sends one to the process and one to its group) then finds nothing left to do.
+  strata::io::remove_unfinished_outputs();
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigemptyset(&default_action.sa_mask);
+  ::sigaction(signal_number, &default_action, nullptr);
+  ::raise(signal_number);  // delivered when the handler returns (the mask blocks it until then)
+}
+
+void remove_unfinished_outputs_at_exit() { strata::io::remove_unfinished_outputs(); }
+
+void clean_up_outputs_on_abnormal_ends() {
+  static char alternate_stack[1 << 16];  // a stack overflow's SIGSEGV still finds a stack
+  stack_t ss{};
+  ss.ss_sp = alternate_stack;
+  ss.ss_size = sizeof alternate_stack;
+  ::sigaltstack(&ss, nullptr);
+  struct sigaction action {};
+  action.sa_handler = on_fatal_signal;
+  action.sa_flags = SA_ONSTACK;
+  ::sigemptyset(&action.sa_mask);
+  for (const int s : kCleanedUpSignals) ::sigaddset(&action.sa_mask, s);
+  for (const int s : kCleanedUpSignals) {
+    struct sigaction inherited {};
+    // A signal ignored by whoever started the command (nohup, a background job) stays ignored.
+    if (::sigaction(s, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
+    ::sigaction(s, &action, nullptr);
+  }
+  std::atexit(remove_unfinished_outputs_at_exit);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata-moe: quantised MoE expert layers on int8 tensor cores"};
+  clean_up_outputs_on_abnormal_ends();
+  CLI::App app{"strata-moe: quantised MoE expert layers on exact integer arithmetic (int8 and fp16 tensor cores)"};
   const std::string commit = strata_moe_git_commit();
   app.set_version_flag("--version", std::string("strata-moe ") + strata_moe_version() +
                                         (commit.empty() ? "" : " (" + commit.substr(0, 12) + ")"));

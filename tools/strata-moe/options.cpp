@@ -24,4 +24,17 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
       fmt::format("INT in [{}, {}]", lo, hi));
 }
 
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || stop != end)
+          return fmt::format("'{}' is not a seed (an integer in [0, 2^64 - 1])", text);
+        return "";
+      },
+      "UINT64");
+}
+
 }  // namespace strata::cli

@@ -10,6 +10,9 @@
 //   nan-router    good, with a NaN in blk.0.ffn_gate_inp
 //   escape-name   a tensor named "blk.0.\x1b[31mevil\a" over another, and an escape sequence in
 //                 general.architecture
+//   nul-name      an extra tensor "blk.0.ffn_<NUL>evil.weight" in blk.0
+//   split-huge    good, marked shard 1 of 2^31 - 1 (split.count a u64)
+//   split-3       good, marked shard 1 of 3 (to be named ...-00001-of-00002.gguf)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -81,6 +84,15 @@ GgufWriter model(const std::string& which) {
   if (which == "blk00")
     w.tensor("blk.00.ffn_gate_exps.weight", GgmlType::IQ3_S, {u(kD), u(kF), u(kExperts)});
   if (which == "escape-name") w.tensor("blk.0.\x1b[31mevil\a", GgmlType::F32, {8}).offset = 0;
+  if (which == "nul-name") {
+    static const char kName[] = "blk.0.ffn_\0evil.weight";
+    w.tensor(std::string(kName, sizeof kName - 1), GgmlType::F32, {8});
+  }
+  if (which == "split-huge" || which == "split-3") {
+    w.kv("split.no", strata::test::meta_u32(0));
+    w.kv("split.count", which == "split-3" ? strata::test::meta_u32(3)
+                                           : strata::test::meta_u64((uint64_t{1} << 31) - 1));
+  }
   return w;
 }
 
@@ -92,8 +104,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string which = argv[1];
-  const std::vector<std::string> known = {"good",      "overlap",   "blk00",      "arch-int",
-                                          "nan-scale", "inf-scale", "nan-router", "escape-name"};
+  const std::vector<std::string> known = {"good",        "overlap",   "blk00",      "arch-int",
+                                          "nan-scale",   "inf-scale", "nan-router", "escape-name",
+                                          "nul-name",    "split-huge", "split-3"};
   if (std::find(known.begin(), known.end(), which) == known.end()) {
     std::fprintf(stderr, "make_test_gguf: unknown case '%s'\n", which.c_str());
     return 2;
