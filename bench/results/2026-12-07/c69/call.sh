@@ -14,6 +14,7 @@ gpu_tests $D "$W/desc" > "$OUT/tests-desc.log" 2>&1 &
 gpu_tests $A "$W/act" > "$OUT/tests-act.log" 2>&1
 wait
 mark tests
+tar czf "$OUT/logs.tgz" -C "$W" .  # now, so the tests' logs come back even if a later step runs out of time
 three() { local label=$1; shift
   echo "=== $label main"; hopper_cell $B "$@"
   echo "=== $label desc"; hopper_cell $D "$@"
@@ -44,4 +45,3 @@ k() { timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum,smsp
 { for x in main desc act; do echo "=== $x T=4096"; k bin-run/$x; done
   for x in main act; do echo "=== $x T=512"; k bin-run/$x 512; done; } > "$OUT/kernels.log" 2>&1
 mark kernels
-tar czf "$OUT/logs.tgz" -C "$W" .
