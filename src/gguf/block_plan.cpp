@@ -738,9 +738,9 @@ SplitInfo split_info(const File& file) {
   return info;
 }
 
-Model Model::open(const std::filesystem::path& path) {
+Model Model::open(const std::filesystem::path& path, std::string_view option) {
   Model model;
-  auto named = std::make_unique<File>(File::open(path));
+  auto named = std::make_unique<File>(File::open(path, option));
   model.split_ = split_info(*named);
   if (model.split_.is_split && !model.split_.shards.empty()) {
     for (int i = 0; i < model.split_.count; ++i) {
@@ -748,7 +748,19 @@ Model Model::open(const std::filesystem::path& path) {
         model.named_ = model.files_.size();
         model.files_.push_back(std::move(named));
       } else if (model.split_.present[i]) {
-        model.files_.push_back(std::make_unique<File>(File::open(model.split_.shards[i])));
+        auto shard = std::make_unique<File>(File::open(model.split_.shards[i]));
+        // Each shard's own keys must make it shard i of the same split (its name is checked
+        // against them by split_info).
+        const SplitInfo own = split_info(*shard);
+        if (!own.is_split || own.index != i || own.count != model.split_.count)
+          fail(Status::kBadFile,
+               fmt::format("{}: keys 'split.no' and 'split.count' {}, expected {} and {} for "
+                           "this shard of '{}'",
+                           shard->path(),
+                           own.is_split ? fmt::format("are {} and {}", own.index, own.count)
+                                        : std::string("are missing"),
+                           i, model.split_.count, path.string()));
+        model.files_.push_back(std::move(shard));
       }
     }
   } else {

@@ -30,7 +30,8 @@ SplitInfo split_info(const File& file);
 // the first shard; tensors from all of them.
 class Model {
  public:
-  static Model open(const std::filesystem::path& path);
+  // `option` (e.g. "--gguf") names the named file in its errors.
+  static Model open(const std::filesystem::path& path, std::string_view option = {});
   const File& named() const { return *files_[named_]; }
   const File& meta() const { return *files_[0]; }  // the first shard when present
   const std::vector<std::unique_ptr<File>>& files() const { return files_; }

@@ -183,7 +183,11 @@ Output& OutputSet::add(std::string_view option, const std::filesystem::path& pat
            fmt::format("{}: is also the output {}", label, other->label_));
   }
 
-  std::string temp = (folder / fmt::format(".{}.XXXXXX", final_path.filename().string())).string();
+  // ".<name>.XXXXXX", or a fixed stem where that would pass the 255-byte limit of a file name.
+  const std::string name = final_path.filename().string();
+  std::string temp =
+      (folder / (name.size() + 8 <= 255 ? fmt::format(".{}.XXXXXX", name) : ".strata-moe.XXXXXX"))
+          .string();
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) io_fail(label, fmt::format("cannot create a file in '{}'", folder.string()), errno);
   out->fd_ = fd;

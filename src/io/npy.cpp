@@ -40,6 +40,9 @@ class DictParser {
     while (!peek('}')) {
       const std::string key = string_literal();
       expect(':');
+      if ((key == "descr" && h.dtype) || (key == "fortran_order" && h.fortran_order) ||
+          (key == "shape" && h.shape))
+        bad(fmt::format("header key '{}' is repeated", key));
       if (key == "descr") {
         const std::string descr = string_literal();
         if (descr == "<f4")

@@ -185,6 +185,18 @@ grep -qE "^architecture +qwen3moe$" "$TMP/info.txt" || fail "info shard 2: no ar
 grep -qF "m-00001-of-00002.gguf (found)" "$TMP/info.txt" || fail "info: first shard not found"
 "$BIN" run --gguf "$TMP/m-00001-of-00002.gguf" --layer 0 --x "$TMP/x.npy" --out "$TMP/split.npy" 2>"$TMP/err" ||
   fail "run across shards: $(cat "$TMP/err")"
+# dequant finds a tensor in whichever shard holds it.
+"$BIN" dequant --gguf "$TMP/m-00001-of-00002.gguf" --tensor blk.0.ffn_down_exps.weight \
+  --out "$TMP/down.npy" 2>"$TMP/err" || fail "dequant across shards: $(cat "$TMP/err")"
+# A second shard whose own keys make it another shard is refused, named, when the first is opened.
+make_gguf "$TMP/bad-00001-of-00002.gguf" qwen3moe split1 noexperts
+make_gguf "$TMP/bad-00002-of-00002.gguf" qwen3moe split1 noarch
+"$BIN" run --gguf "$TMP/bad-00001-of-00002.gguf" --layer 0 --x "$TMP/x.npy" --out "$TMP/bad.npy" 2>"$TMP/err"
+status=$?
+[[ $status == 1 ]] || fail "run with a damaged second shard exited $status: $(cat "$TMP/err")"
+grep -qF "bad-00002-of-00002.gguf: keys 'split.no' = 0 and 'split.count' = 2 disagree with the file name (shard 00002 of 00002)" "$TMP/err" ||
+  fail "damaged second shard: $(cat "$TMP/err")"
+[[ -e $TMP/bad.npy ]] && fail "a refused run wrote its output"
 rm "$TMP/m-00001-of-00002.gguf"
 "$BIN" info "$TMP/m-00002-of-00002.gguf" >"$TMP/info.txt" 2>"$TMP/err" || fail "info lone shard 2: $(cat "$TMP/err")"
 grep -qF "m-00001-of-00002.gguf (missing)" "$TMP/info.txt" || fail "info: missing shard not said"

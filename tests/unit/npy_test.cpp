@@ -163,6 +163,13 @@ TEST_F(NpyTemp, DamagedFiles) {
       {"extra_key",
        npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", data), "'x'"},
       {"unterminated", npy_file("{'descr': '<f4", data), "unterminated"},
+      {"repeated_key",
+       npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), 'fortran_order': False}",
+                data),
+       "header key 'fortran_order' is repeated"},
+      {"repeated_shape",
+       npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'shape': (6,)}", data),
+       "header key 'shape' is repeated"},
   };
   for (const Case& c : cases) {
     const auto p = path(c.name);

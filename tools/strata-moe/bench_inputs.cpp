@@ -80,7 +80,9 @@ HostInputs make_host_inputs(const bench::CellSpec& cell_in, const std::string& g
     in.file.emplace(gguf::File::open(gguf_path, "--gguf"));
     const std::vector<gguf::MoeLayerInfo> found = gguf::discover_moe_layers(*in.file);
     require(!found.empty(), Status::kInvalidArgument,
-            fmt::format("--gguf: {} has no MoE layers", gguf_path));
+            fmt::format("--gguf: {} has no MoE layers of stacked ffn_{{gate,up,down}}_exps tensors "
+                        "(bench reads those; per-expert tensors run with `run`)",
+                        gguf_path));
     require(
         cell.layers <= static_cast<int>(found.size()), Status::kInvalidArgument,
         fmt::format("--layers: {} but {} has {} MoE layers", cell.layers, gguf_path, found.size()));

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "common/text.hpp"
 #include "synth/synth.hpp"
 #include "io/files.hpp"
 
@@ -156,7 +157,8 @@ int run(const BenchArgs& a, const std::string& command) {
   if (a.backend == "cuda") benchrun::require_cuda_device();
   if (!a.quiet)
     std::fprintf(stderr, "bench: preparing weights and inputs for %s\n",
-                 cell.geometry_label().c_str());
+                 a.gguf.empty() ? cell.geometry_label().c_str()
+                                : printable(a.gguf).c_str());
   benchrun::HostInputs inputs = benchrun::make_host_inputs(cell, a.gguf, max_chunk);
   cell = inputs.cell;  // a GGUF file fills in the geometry, formats and layer count
 
@@ -263,7 +265,10 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--routing", args->routing,
                   "skewed (Zipf-like, some experts empty; default) or uniform")
       ->check(CLI::IsMember({"skewed", "uniform"}));
-  cmd->add_option("--gguf", args->gguf, "run a model file's MoE layers instead of random blocks");
+  cmd->add_option("--gguf", args->gguf,
+                  "time a model file's routed-expert layers (the stacked ffn_{gate,up,down}_exps "
+                  "tensors of each MoE layer) instead of random blocks; the router, shared experts "
+                  "and the block's keys are not read (run computes and checks the whole block)");
   cmd->add_option("--weight-offset", args->weight_offset,
                   "cuda: bytes past a device allocation at which each weight tensor is uploaded, "
                   "even (default 0: 16-byte aligned, as the library uploads a model's tensors; 2: "

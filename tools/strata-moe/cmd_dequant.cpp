@@ -10,6 +10,7 @@
 #include "common/bytes.hpp"
 #include "common/error.hpp"
 #include "formats/registry.hpp"
+#include "gguf/block_plan.hpp"
 #include "gguf/gguf.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
@@ -94,11 +95,16 @@ int dequant_tensor(const DequantOptions& o) {
   // Before the input is mapped: an output over it would truncate the mapping under the reader.
   io::OutputSet outputs({{"--gguf", o.gguf}});
   io::Output& out = outputs.add("--out", o.out);
-  const gguf::File file = gguf::File::open(o.gguf, "--gguf");
-  const gguf::TensorInfo* t = file.find_tensor(o.tensor);
-  if (t == nullptr)
-    fail(Status::kInvalidArgument, fmt::format("--tensor '{}': no such tensor in '{}' ({} tensors)",
-                                               o.tensor, o.gguf, file.tensors().size()));
+  // A split model's tensors are found in whichever of its shards holds them.
+  const gguf::Model model = gguf::Model::open(o.gguf, "--gguf");
+  const gguf::TensorInfo* t = model.find_tensor(o.tensor);
+  if (t == nullptr) {
+    size_t tensors = 0;
+    for (const auto& file : model.files()) tensors += file->tensors().size();
+    fail(Status::kInvalidArgument,
+         fmt::format("--tensor '{}': no such tensor in '{}' ({} tensors{})", o.tensor, o.gguf,
+                     tensors, model.files().size() > 1 ? " in its shards" : ""));
+  }
 
   const FormatInfo* format = find_block_format(t->type);
   Decoder decoder = nullptr;

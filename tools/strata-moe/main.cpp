@@ -51,8 +51,11 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
 // A run cut short by a signal, or ended by exit() inside a library (libgomp does when it cannot
 // start its threads), leaves no temporary output behind: the handler removes them, then lets the
 // signal take its default course.
-constexpr int kCleanedUpSignals[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE, SIGSEGV,
-                                     SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGXFSZ, SIGXCPU};
+// Every signal whose default action ends the process (SIGKILL and SIGSTOP cannot be caught;
+// SIGPROF is left to profilers).
+constexpr int kCleanedUpSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE,   SIGSEGV,
+                                     SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGXFSZ,   SIGXCPU,
+                                     SIGUSR1, SIGUSR2, SIGALRM, SIGSYS,  SIGVTALRM};
 
 void on_fatal_signal(int signal_number) {
   // Every file is removed before the default action is restored: a second signal (timeout(1)
