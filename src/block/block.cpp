@@ -55,23 +55,25 @@ RunReport BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids,
     routed_weights.resize(routed_ids.size());
     route_tokens(block_.router, x, n_tokens, d, block_.routed.n_expert, k, block_.routing,
                  routed_ids.data(), routed_weights.data(), options.threads);
-    for (size_t i = 0; i < routed_weights.size(); ++i)
-      if (!std::isfinite(routed_weights[i]))
-        fail(Status::kInvalidArgument,
-             fmt::format("router: token {}: the routing weights overflow float32 (x too large in "
-                         "magnitude for the router)",
-                         static_cast<int64_t>(i) / k));
+    if (const int64_t i = first_non_finite(routed_weights.data(), n_tokens * k); i >= 0)
+      fail(Status::kInvalidArgument,
+           fmt::format("router: token {}: the routing weights overflow float32 (x too large in "
+                       "magnitude for the router)",
+                       i / k));
     ids = routed_ids.data();
     weights = routed_weights.data();
   }
   const RunReport ran = routed_->run(LayerInputs{x, ids, weights, n_tokens, k}, options, y);
   if (ids_used != nullptr) ids_used->assign(ids, ids + n_tokens * k);
   if (weights_used != nullptr) weights_used->assign(weights, weights + n_tokens * k);
-  if (shared_.empty()) {
-    require_finite_result(y, n_tokens, d);
-    return ran;
-  }
+  if (!shared_.empty()) add_shared_experts(x, n_tokens, options, ran.numerics, y);
+  require_finite_result(y, n_tokens, d);
+  return ran;
+}
 
+void BlockRunner::add_shared_experts(const float* x, int64_t n_tokens, const RunOptions& options,
+                                     Numerics numerics, float* y) {
+  const int64_t d = block_.routed.d;
   // Each shared expert as an E = 1, k = 1 layer with weight 1: its rows are its down output.
   const std::vector<int32_t> zero_ids(static_cast<size_t>(n_tokens), 0);
   const std::vector<float> unit_weights(static_cast<size_t>(n_tokens), 1.0f);
@@ -81,7 +83,7 @@ RunReport BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids,
     const SharedExpert& s = block_.shared[i];
     // The shared experts in the routed experts' profile: one block, one arithmetic contract.
     RunOptions shared_options = options;
-    shared_options.numerics = ran.numerics;
+    shared_options.numerics = numerics;
     shared_[i]->run(LayerInputs{x, zero_ids.data(), unit_weights.data(), n_tokens, 1}, shared_options,
                     shared_y.data());
     if (s.gate != nullptr)
@@ -92,8 +94,6 @@ RunReport BlockRunner::run(const float* x, int64_t n_tokens, const int32_t* ids,
       for (int64_t c = 0; c < d; ++c)
         y[t * d + c] = combine_step(y[t * d + c], scale[t], shared_y[t * d + c]);
   }
-  require_finite_result(y, n_tokens, d);
-  return ran;
 }
 
 }  // namespace strata

@@ -56,6 +56,11 @@ class BlockRunner {
                 std::vector<float>* weights_used = nullptr);
 
  private:
+  // y += each shared expert's output (sigmoid-gated where the block says), in the profile the
+  // routed experts ran in.
+  void add_shared_experts(const float* x, int64_t n_tokens, const RunOptions& options,
+                          Numerics numerics, float* y);
+
   MoeBlock block_;
   std::unique_ptr<LayerBackend> routed_;
   std::vector<std::unique_ptr<LayerBackend>> shared_;

@@ -280,9 +280,8 @@ ExpertTensor view3(const Model& m, const TensorInfo& t) {
   }
 }
 
-// A float vector tensor (F32 as is; F16/BF16 converted exactly) of `count` values.
 // A small f32/f16/bf16 tensor of the given shape (trailing dimensions of 1 aside, as ggml
-// compares shapes), as f32 values.
+// compares shapes), as f32 values (F32 as is; F16/BF16 converted exactly).
 const float* floats(const Model& m, const TensorInfo& t, std::initializer_list<int64_t> shape,
                     GgufBlock* out) {
   const std::vector<int64_t> want(shape);

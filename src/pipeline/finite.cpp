@@ -93,23 +93,26 @@ void scan(const ExpertTensor& t, int threads) {
 
 }  // namespace
 
+int64_t first_non_finite(const float* values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(values[i])) return i;
+  return -1;
+}
+
 void require_finite_matrix(std::string_view what, const float* values, int64_t rows, int64_t cols,
                            Status status) {
-  const int64_t n = rows * cols;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(values[i]))  // NOTE: no require(): it would format a message per element
-      fail(status, fmt::format("{}: element [{}, {}] = {} is not finite", what, i / cols, i % cols,
-                               values[i]));
+  // NOTE: no require(): it would format a message per element.
+  if (const int64_t i = first_non_finite(values, rows * cols); i >= 0)
+    fail(status, fmt::format("{}: element [{}, {}] = {} is not finite", what, i / cols, i % cols,
+                             values[i]));
 }
 
 void require_finite_result(const float* y, int64_t rows, int64_t cols) {
-  const int64_t n = rows * cols;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(y[i]))
-      fail(Status::kInvalidArgument,
-           fmt::format("y: element [{}, {}] = {}: the result overflows float32 (x, the weights or "
-                       "a scale are too large in magnitude); refused rather than returned",
-                       i / cols, i % cols, y[i]));
+  if (const int64_t i = first_non_finite(y, rows * cols); i >= 0)
+    fail(Status::kInvalidArgument,
+         fmt::format("y: element [{}, {}] = {}: the result overflows float32 (x, the weights or "
+                     "a scale are too large in magnitude); refused rather than returned",
+                     i / cols, i % cols, y[i]));
 }
 
 void require_finite_scales(const MoeLayerWeights& layer, int threads) {

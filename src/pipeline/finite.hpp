@@ -10,6 +10,9 @@
 
 namespace strata {
 
+// The index of the first NaN or Inf of values[0, n), or -1.
+int64_t first_non_finite(const float* values, int64_t n);
+
 // Throws Error(status) "<what>: element [r, c] = nan is not finite" for the first non-finite
 // value of a row-major [rows, cols] f32 matrix.
 void require_finite_matrix(std::string_view what, const float* values, int64_t rows, int64_t cols,

@@ -94,7 +94,9 @@ void clean_up_outputs_on_abnormal_ends() {
 
 int main(int argc, char** argv) {
   clean_up_outputs_on_abnormal_ends();
-  CLI::App app{"strata-moe: quantised MoE expert layers on exact integer arithmetic (int8 and fp16 tensor cores)"};
+  CLI::App app{
+      "strata-moe: quantised MoE expert layers on exact integer arithmetic (int8 and fp16 tensor "
+      "cores)"};
   const std::string commit = strata_moe_git_commit();
   app.set_version_flag("--version", std::string("strata-moe ") + strata_moe_version() +
                                         (commit.empty() ? "" : " (" + commit.substr(0, 12) + ")"));
