@@ -817,7 +817,14 @@ std::unique_ptr<GgufBlock> build_block(const Model& model, int layer, const Bloc
   auto block = std::make_unique<GgufBlock>();
   block->plan.layer = layer;
   describe(it->second, block->plan);
-  analyse(model, layer, it->second, over, true, *block);
+  try {
+    analyse(model, layer, it->second, over, true, *block);
+  } catch (const Error& e) {
+    // A refusal names the file, as a damaged file's error does.
+    const std::string path = model.named().path();
+    if (e.status() != Status::kUnsupported || std::string_view(e.what()).starts_with(path)) throw;
+    fail(e.status(), fmt::format("{}: {}", path, e.what()));
+  }
   return block;
 }
 

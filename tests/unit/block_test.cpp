@@ -636,6 +636,7 @@ void expect_refused(const std::function<void(test::GgufWriter&)>& damage, const 
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), status) << e.what();
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_TRUE(std::string(e.what()).starts_with(path.string() + ": ")) << e.what();
   }
   // info still describes the layer and says why it cannot run.
   const auto plans = gguf::plan_blocks(model);
