@@ -20,11 +20,29 @@ namespace strata {
 // [-127, 127]; an all-zero block gives d = 0, q = 0. half_sums[h] = sum of codes of half h.
 // The three steps are also the pieces of the device epilogues that hold one block's values
 // spread over several lanes (cuda/blocks/requant_epilogue.cuh): the same operations, one for one.
-STRATA_HD_INLINE float quant_amax_step(float amax, float x) { return fmaxf(amax, fabsf(x)); }
+//
+// The block maximum is NaN when any value of the block is NaN (h, where gate or up overflowed
+// inside the layer). Its scale is then NaN, and so is every product of the block and the result,
+// which the library refuses; fmaxf would drop the NaN and give it the finite code -127 (-511 in
+// q10) beside the block's other values.
 
-// Two partial amax of one block (values split over threads): fmaxf of non-negative values is
-// exact and order-free, so any merge order gives the sequential amax.
-STRATA_HD_INLINE float quant_amax_merge(float amax, float other) { return fmaxf(amax, other); }
+// Two partial amax of one block (values split over threads), or an amax and one |x|: the larger,
+// NaN where either is NaN. The max of non-negative values is exact and order-free and NaN wins in
+// any order, so any merge order gives the sequential amax (a NaN amax may differ in its payload
+// between arms: it never reaches a result).
+STRATA_HD_INLINE float quant_amax_merge(float amax, float other) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(amax), "f"(other));
+  return r;
+#else
+  return (other > amax || other != other) ? other : amax;
+#endif
+}
+
+STRATA_HD_INLINE float quant_amax_step(float amax, float x) {
+  return quant_amax_merge(amax, fabsf(x));
+}
 
 STRATA_HD_INLINE float quant_scale(float amax) { return amax / 127.0f; }
 

@@ -16,6 +16,7 @@
 
 #include "common/hd.hpp"
 #include "formats/format.hpp"
+#include "pipeline/arith.hpp"
 
 namespace strata {
 
@@ -45,12 +46,13 @@ STRATA_HD_INLINE int q10_code(float quotient) {
 
 // ---- activation quantisation (per block of 64 values, or 32 at a row's end) ------------------
 // d = amax / 511 (fp32), q = roundf(x / d) (x/d in fp32, ties away from zero), clamped to
-// [-511, 511]; an all-zero block gives d = 0, q = 0. sums[i] = sum of codes i*16 .. i*16+15.
+// [-511, 511]; an all-zero block gives d = 0, q = 0, a block holding a NaN d = NaN (the max is
+// quant_amax_step's). sums[i] = sum of codes i*16 .. i*16+15.
 STRATA_HD_INLINE void quantize_block_q10(const float* x /*[n]*/, int n /*64 or 32*/,
                                          int16_t* q /*[n]*/, float* scale,
                                          int32_t* sums /*[n / 16]*/) {
   float amax = 0.0f;
-  for (int i = 0; i < n; ++i) amax = fmaxf(amax, fabsf(x[i]));
+  for (int i = 0; i < n; ++i) amax = quant_amax_step(amax, x[i]);
   const float d = amax / static_cast<float>(kQ10MaxCode);
   *scale = d;
   for (int i = 0; i < n / kQ10SumValues; ++i) sums[i] = 0;

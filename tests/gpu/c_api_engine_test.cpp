@@ -4,16 +4,19 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/dtype.hpp"
+#include "cuda/fused_hopper/hopper_arm.hpp"
 #include "gpu_test_util.hpp"
 #include "moe_check.hpp"
 #include "strata_moe.h"
 #include "strata_moe/layer.hpp"
 #include "synth/synth.hpp"
+#include "synthetic_case.hpp"
 #include "test_support.hpp"
 
 namespace strata {
@@ -120,6 +123,52 @@ TEST(CApiEngineCuda, SixteenBitRunsWithAWorkspaceEqualTheCpuF32Run) {
     }
     STRATA_CUDA_CHECK(cudaStreamDestroy(stream));
   }
+}
+
+// An overflow inside gate/up (gate -inf, so h NaN beside finite values of its requantisation
+// block) reaches y as NaN on every CUDA arm in both profiles, as on the CPU (finite_test.cpp), and
+// the run is refused; where the NaN was dropped from the block's max, y came back finite.
+TEST(CApiEngineCuda, GateOverflowIsRefusedOnEveryArmAndProfile) {
+  STRATA_REQUIRE_GPU();
+  const uint64_t seed = test::fresh_seed("gate_overflow_cuda");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const test::OverflowCase o = test::make_gate_overflow_case(seed);
+  const MoeLayerWeights& host = o.c.layer.weights;
+  test::DeviceLayerCopy device = test::upload_layer(host);
+  strata_moe::Layer gpu(STRATA_MOE_BACKEND_CUDA, desc_of(device.weights));
+  const int64_t T = o.c.n_tokens, d = host.d;
+  // The same tokens with x's first value 1: nothing overflows (which arm runs the layer).
+  std::vector<float> benign = o.c.x;
+  for (int64_t t = 0; t < T; ++t) benign[t * d] = 1.0f;
+  for (strata_moe_numerics numerics : {STRATA_MOE_NUMERICS_Q8, STRATA_MOE_NUMERICS_Q10})
+    for (strata_moe_arm arm : {STRATA_MOE_ARM_PRODUCTION, STRATA_MOE_ARM_FUSED_SM80,
+                               STRATA_MOE_ARM_FUSED_HOPPER, STRATA_MOE_ARM_FUSED_WMMA}) {
+      SCOPED_TRACE(std::string(numerics == STRATA_MOE_NUMERICS_Q8 ? "q8 " : "q10 ") +
+                   strata_moe_arm_name(arm));
+      strata_moe_run_options options = strata_moe::run_options();
+      options.numerics = numerics;
+      options.arm = arm;
+      strata_moe_run_report report = strata_moe::run_report();
+      options.report = &report;
+      std::vector<float> y = test::poisoned(T * d);
+      gpu.run(benign.data(), o.c.routing.ids.data(), o.c.routing.weights.data(), T, o.c.k,
+              y.data(), &options);
+      int64_t finite = 0;
+      for (float v : y) finite += std::isfinite(v);
+      EXPECT_EQ(finite, T * d);
+      SCOPED_TRACE(std::string("ran ") + strata_moe_arm_name(report.arm) + " " + report.fallback);
+      if (numerics == STRATA_MOE_NUMERICS_Q10 && arm == STRATA_MOE_ARM_FUSED_HOPPER &&
+          cuda::fused_hopper::hopper_available())
+        EXPECT_EQ(report.arm, STRATA_MOE_ARM_FUSED_HOPPER);
+      options.report = nullptr;
+      y = test::poisoned(T * d);
+      EXPECT_EQ(strata_moe_layer_run(gpu.get(), o.c.x.data(), o.c.routing.ids.data(),
+                                     o.c.routing.weights.data(), T, o.c.k, y.data(), &options),
+                STRATA_MOE_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(strata_moe_last_error()).find("the result overflows float32"),
+                std::string::npos)
+          << strata_moe_last_error();
+    }
 }
 
 TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {

@@ -29,6 +29,17 @@ SyntheticCase make_synthetic_case(int64_t d, int64_t f, int64_t n_expert, int k,
 // The same for a layer of `spec`'s geometry and formats (its seed is replaced by `seed`).
 SyntheticCase make_synthetic_case(synth::LayerSpec spec, int k, int64_t n_tokens, CaseRouting routing,
                                   uint64_t seed);
+// A case whose gate overflows inside the layer (Q8_0 gate, up and down, d 256, f 128, 4 experts,
+// 8 tokens, k 2): x's first value is 1e36 in every token (the rest of its first 64 values 0), and
+// in every expert gate row `feature` weighs it by the largest Q8_0 weight, -127 x 65504, while no
+// other gate or up row reads it but up row `feature`, by 1. Gate is then -inf at `feature` and h
+// NaN there, beside finite values in the rest of its requantisation block, in every pair.
+struct OverflowCase {
+  SyntheticCase c;
+  int64_t feature = 0;
+};
+OverflowCase make_gate_overflow_case(uint64_t seed);
+
 // The routing of a case: T tokens on k of E experts, from `seed`.
 synth::Routing case_routing(CaseRouting routing, int64_t n_tokens, int64_t n_expert, int k, uint64_t seed);
 

@@ -7,10 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
+#include "cpu/moe_cpu.hpp"
+#include "pipeline/arith.hpp"
+#include "pipeline/arith_q10.hpp"
+#include "strata_moe.h"
 #include "synth/synth.hpp"
+#include "moe_check.hpp"
+#include "synthetic_case.hpp"
+#include "test_support.hpp"
 
 namespace strata {
 namespace {
@@ -122,6 +131,99 @@ TEST(FiniteMatrix, NamesTheElement) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::kBadFile);
   }
+}
+
+// ---- a NaN inside h (an overflow inside gate/up) reaches y, where the run refuses it -----------
+TEST(FiniteRequant, ABlockHoldingANanHasANanScale) {
+  std::mt19937 rng(static_cast<uint32_t>(test::fresh_seed("nan_block")));
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  for (int at = 0; at < 64; ++at) {
+    float x[64];
+    for (float& v : x) v = value(rng);
+    x[at] = NAN;
+    int16_t q10[64];
+    int32_t sums[4];
+    float scale = 0.0f;
+    quantize_block_q10(x, 64, q10, &scale, sums);
+    EXPECT_TRUE(std::isnan(scale)) << "q10, NaN at " << at << ": scale " << scale;
+    if (at < 32) {
+      int8_t q8[32];
+      int32_t halves[2];
+      quantize_block32(x, q8, &scale, halves);
+      EXPECT_TRUE(std::isnan(scale)) << "q8, NaN at " << at << ": scale " << scale;
+    }
+  }
+  // The merge keeps a NaN from either side and is the plain max elsewhere.
+  EXPECT_TRUE(std::isnan(quant_amax_merge(NAN, 2.0f)));
+  EXPECT_TRUE(std::isnan(quant_amax_merge(2.0f, NAN)));
+  EXPECT_EQ(quant_amax_merge(2.0f, 3.0f), 3.0f);
+  EXPECT_EQ(quant_amax_merge(3.0f, 2.0f), 3.0f);
+  EXPECT_EQ(quant_amax_merge(0.0f, INFINITY), INFINITY);
+}
+
+TEST(FiniteRequant, GateOverflowGivesANanYOnEveryCpuArmAndProfile) {
+  const uint64_t seed = test::fresh_seed("gate_overflow");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const test::OverflowCase o = test::make_gate_overflow_case(seed);
+  const MoeLayerWeights& w = o.c.layer.weights;
+  const int64_t n_y = o.c.n_tokens * w.d, pairs = o.c.n_tokens * o.c.k;
+  for (Numerics numerics : {Numerics::kQ8, Numerics::kQ10})
+    for (Arm arm : {Arm::kProduction, Arm::kFused}) {
+      SCOPED_TRACE(std::string(numerics == Numerics::kQ8 ? "q8 " : "q10 ") +
+                   (arm == Arm::kFused ? "fused" : "production"));
+      std::vector<float> y = test::poisoned(n_y);
+      CpuDebugOutputs debug;
+      run_layer_cpu(w, o.c.inputs(), arm, 2, y.data(), &debug, numerics);
+      // The case is what it says: gate -inf and h NaN at the feature, h finite elsewhere.
+      ASSERT_EQ(static_cast<int64_t>(debug.h.size()), pairs * w.f);
+      int64_t nan_h = 0, other_non_finite = 0;
+      for (int64_t p = 0; p < pairs; ++p)
+        for (int64_t j = 0; j < w.f; ++j) {
+          const float h = debug.h[p * w.f + j];
+          if (j == o.feature) {
+            EXPECT_EQ(debug.gate[p * w.f + j], -INFINITY);
+            nan_h += std::isnan(h);
+          } else {
+            other_non_finite += !std::isfinite(h);
+          }
+        }
+      EXPECT_EQ(nan_h, pairs);
+      EXPECT_EQ(other_non_finite, 0);
+      // Every pair's down product meets the NaN scale of that block: every y value is NaN.
+      int64_t nan_y = 0;
+      for (float v : y) nan_y += std::isnan(v);
+      EXPECT_EQ(nan_y, n_y);
+    }
+}
+
+TEST(FiniteRequant, GateOverflowIsRefusedByTheApi) {
+  const uint64_t seed = test::fresh_seed("gate_overflow_api");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const test::OverflowCase o = test::make_gate_overflow_case(seed);
+  const MoeLayerWeights& w = o.c.layer.weights;
+  const auto tensor = [](const ExpertTensor& t) {
+    return strata_moe_tensor_desc{static_cast<uint32_t>(t.type), t.data, t.in_features,
+                                  t.out_features, t.n_expert, t.expert_stride_bytes,
+                                  t.name.c_str()};
+  };
+  const strata_moe_layer_desc desc{w.d, w.f, w.n_expert, tensor(w.gate), tensor(w.up),
+                                   tensor(w.down)};
+  strata_moe_layer* layer = nullptr;
+  ASSERT_EQ(strata_moe_layer_create(STRATA_MOE_BACKEND_CPU, &desc, &layer), STRATA_MOE_OK)
+      << strata_moe_last_error();
+  for (strata_moe_numerics numerics : {STRATA_MOE_NUMERICS_Q8, STRATA_MOE_NUMERICS_Q10}) {
+    strata_moe_run_options options;
+    strata_moe_run_options_init(&options);
+    options.numerics = numerics;
+    options.threads = 2;
+    std::vector<float> y = test::poisoned(o.c.n_tokens * w.d);
+    EXPECT_EQ(strata_moe_layer_run(layer, o.c.x.data(), o.c.routing.ids.data(),
+                                   o.c.routing.weights.data(), o.c.n_tokens, o.c.k, y.data(),
+                                   &options),
+              STRATA_MOE_INVALID_ARGUMENT);
+    expect_contains(strata_moe_last_error(), "the result overflows float32");
+  }
+  strata_moe_layer_destroy(layer);
 }
 
 }  // namespace

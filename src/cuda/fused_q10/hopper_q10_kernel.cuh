@@ -855,10 +855,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
         for (int j = 0; j < 16; ++j) {
           const int r = 4 * j + 2 * h;
           hv[j] = swiglu(acc[r], acc[r + 1]);
-          amax = fmaxf(amax, fabsf(hv[j]));
+          amax = quant_amax_step(amax, hv[j]);
         }
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        amax = quant_amax_merge(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = quant_amax_merge(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
         // NOTE: the codes of quantize_block_q10 (pipeline/arith_q10.hpp). Where every row of
         // the warp has a scale of 0 or one in q10_reciprocal_applies' range, each code's quotient
         // comes from the scale's reciprocal (q10_quotient: the same bits as the division, one

@@ -444,12 +444,12 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
 #pragma unroll
           for (int mi = 0; mi < Tile::kMmaM; ++mi) {
             h[ni][c][mi] = swiglu(acc[mi][ni][c], acc[mi][ni][c + 2]);
-            amax = fmaxf(amax, fabsf(h[ni][c][mi]));
+            amax = quant_amax_step(amax, h[ni][c][mi]);
           }
           // Lanes of one tig hold the warp's other features: reduce over the group bits.
 #pragma unroll
           for (int mask = 4; mask < 32; mask <<= 1)
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+            amax = quant_amax_merge(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
           if (group == 0) sm.amax[warp_m][warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c] = amax;
         }
       __syncthreads();
@@ -460,7 +460,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
         for (int c = 0; c < 2; ++c) {
           const int pair = warp_n * Tile::kWarpPairs + 8 * ni + 2 * tig + c;
           // The max of a set is one value in any order (every partial started from 0.0f).
-          const float amax = fmaxf(sm.amax[warp_m & ~1][pair], sm.amax[warp_m | 1][pair]);
+          const float amax = quant_amax_merge(sm.amax[warp_m & ~1][pair], sm.amax[warp_m | 1][pair]);
           // NOTE: the operations of quantize_block_q10 (pipeline/arith_q10.hpp), one for one.
           const float scale = amax / static_cast<float>(kQ10MaxCode);
           int code[Tile::kMmaM];

@@ -25,10 +25,10 @@ __device__ __forceinline__ Q10WarpBlock quantize_block_q10_warp(float v0, float 
                                                                 int lane) {
   const bool active = 2 * lane < n;
   float amax = 0.0f;
-  if (active) amax = fmaxf(fmaxf(amax, fabsf(v0)), fabsf(v1));
+  if (active) amax = quant_amax_step(quant_amax_step(amax, v0), v1);
 #pragma unroll
   for (int mask = 16; mask >= 1; mask >>= 1)
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
+    amax = quant_amax_merge(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
   Q10WarpBlock out;
   // NOTE: the operations of quantize_block_q10, one for one (x / d in fp32, q10_code).
   const float d = amax / static_cast<float>(kQ10MaxCode);
