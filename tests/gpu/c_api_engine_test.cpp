@@ -158,8 +158,9 @@ TEST(CApiEngineCuda, GateOverflowIsRefusedOnEveryArmAndProfile) {
       EXPECT_EQ(finite, T * d);
       SCOPED_TRACE(std::string("ran ") + strata_moe_arm_name(report.arm) + " " + report.fallback);
       if (numerics == STRATA_MOE_NUMERICS_Q10 && arm == STRATA_MOE_ARM_FUSED_HOPPER &&
-          cuda::fused_hopper::hopper_available())
+          cuda::fused_hopper::hopper_available()) {
         EXPECT_EQ(report.arm, STRATA_MOE_ARM_FUSED_HOPPER);
+      }
       options.report = nullptr;
       y = test::poisoned(T * d);
       EXPECT_EQ(strata_moe_layer_run(gpu.get(), o.c.x.data(), o.c.routing.ids.data(),
