@@ -27,16 +27,17 @@ namespace strata {
 // q10) beside the block's other values.
 
 // Two partial amax of one block (values split over threads), or an amax and one |x|: the larger,
-// NaN where either is NaN. The max of non-negative values is exact and order-free and NaN wins in
-// any order, so any merge order gives the sequential amax (a NaN amax may differ in its payload
-// between arms: it never reaches a result).
+// or the canonical NaN (bits 0x7FFFFFFF, max.NaN.f32's) where either is NaN. The max of
+// non-negative values is exact and order-free and NaN wins in any order, so any merge order gives
+// the sequential amax, the same bits on every arm (the scale d = NaN / 511 keeps them).
 STRATA_HD_INLINE float quant_amax_merge(float amax, float other) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   float r;
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(amax), "f"(other));
   return r;
 #else
-  return (other > amax || other != other) ? other : amax;
+  if (amax != amax || other != other) return __builtin_bit_cast(float, 0x7FFFFFFFu);
+  return other > amax ? other : amax;
 #endif
 }
 

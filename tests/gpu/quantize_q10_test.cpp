@@ -43,7 +43,7 @@ float value_for(int kind, synth::Rng& rng, int i) {
     case 5:
       return i == 7 ? std::numeric_limits<float>::infinity() : g;  // d = inf
     case 6:
-      return i == 3 ? std::numeric_limits<float>::quiet_NaN() : g;  // NaN ignored by the max
+      return i == 3 ? std::numeric_limits<float>::quiet_NaN() : g;  // d NaN (the max keeps it)
     case 7:
       return i == 0
                  ? 1022.0f

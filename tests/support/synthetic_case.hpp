@@ -29,11 +29,12 @@ SyntheticCase make_synthetic_case(int64_t d, int64_t f, int64_t n_expert, int k,
 // The same for a layer of `spec`'s geometry and formats (its seed is replaced by `seed`).
 SyntheticCase make_synthetic_case(synth::LayerSpec spec, int k, int64_t n_tokens, CaseRouting routing,
                                   uint64_t seed);
-// A case whose gate overflows inside the layer (Q8_0 gate, up and down, d 256, f 128, 4 experts,
-// 8 tokens, k 2): x's first value is 1e36 in every token (the rest of its first 64 values 0), and
-// in every expert gate row `feature` weighs it by the largest Q8_0 weight, -127 x 65504, while no
-// other gate or up row reads it but up row `feature`, by 1. Gate is then -inf at `feature` and h
-// NaN there, beside finite values in the rest of its requantisation block, in every pair.
+// A case whose gate overflows inside the layer (synth's IQ3_S gate/up and Q2_0 down, which every
+// arm carries; d 512, f 128, 4 experts, 8 tokens, k 2): x's first value is 1e36 in every token and
+// its next 255 values 0; the first IQ3_S block (values 0 .. 255) of every gate and up row has d 0,
+// but that of gate row `feature`, whose first weight is -65504 x 31 x a grid magnitude. Gate is then
+// -inf at `feature` in every pair, and h NaN there beside finite values in the rest of its
+// requantisation block.
 struct OverflowCase {
   SyntheticCase c;
   int64_t feature = 0;
