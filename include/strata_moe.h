@@ -121,8 +121,9 @@ strata_moe_status strata_moe_layer_create(strata_moe_backend backend, const stra
  * 1 <= T <= 2^28, 1 <= k <= min(E, 64), T*k < 2^31, T*d <= 2^34; options->threads <= 1024.
  * options may be NULL (all defaults). A profile the backend has no arm for (see `strata-moe support`)
  * is refused with STRATA_MOE_UNSUPPORTED, never run in another profile; a default profile is chosen
- * per layer (strata_moe_numerics) and options->report says which ran. A y that overflows float32
- * from finite inputs (an element Inf or NaN) is STRATA_MOE_INVALID_ARGUMENT, naming the element. */
+ * per layer (strata_moe_numerics) and options->report says which ran. On a CPU layer, a y that
+ * overflows float32 from finite inputs (an element Inf or NaN) is STRATA_MOE_INVALID_ARGUMENT,
+ * naming the element; a CUDA layer's y is device memory, written asynchronously, and not scanned. */
 strata_moe_status strata_moe_layer_run(strata_moe_layer* layer, const float* x, const int32_t* ids,
                                        const float* weights, int64_t n_tokens, int k, float* y,
                                        const strata_moe_run_options* options);

@@ -28,6 +28,8 @@ class LayerBackend {
   // stream). Chooses the arm once (choose()), runs it and says what ran. Throws strata::Error
   // naming the argument.
   virtual RunReport run(const LayerInputs& in, const RunOptions& options, float* y) = 0;
+  // Whether run() takes host pointers (y can be read once run() returns).
+  virtual bool host_memory() const { return true; }
 
   // Bytes of RunOptions::scratch a run of n_tokens x k with these options needs (0: the backend
   // needs none).

@@ -70,6 +70,7 @@ class CudaBackend final : public LayerBackend {
   }
 
   const char* name() const override { return "cuda"; }
+  bool host_memory() const override { return false; }
 
   RunReport choose(const RunOptions& options) const override {
     return cuda::choose(weights_, options.arm, options.numerics);
