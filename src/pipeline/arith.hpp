@@ -23,8 +23,8 @@ namespace strata {
 //
 // The block maximum is NaN when any value of the block is NaN (h, where gate or up overflowed
 // inside the layer). Its scale is then NaN, and so is every product of the block and the result,
-// which the library refuses; fmaxf would drop the NaN and give it the finite code -127 (-511 in
-// q10) beside the block's other values.
+// which the library refuses wherever it reads y (docs/numerics.md); fmaxf would drop the NaN and
+// give it the finite code -127 (-511 in q10) beside the block's other values.
 
 // Two partial amax of one block (values split over threads), or an amax and one |x|: the larger,
 // or the canonical NaN (bits 0x7FFFFFFF, max.NaN.f32's) where either is NaN. The max of
