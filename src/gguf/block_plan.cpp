@@ -403,10 +403,10 @@ void analyse(const Model& m, int layer, const LayerTensors& lt, const BlockOverr
   const std::string arch = m.architecture();
   if (arch.empty())
     unsupported(m.split().is_split && m.split().index > 0
-                    ? fmt::format("{}: a later shard of a split GGUF has no general.architecture "
+                    ? fmt::format("a later shard of a split GGUF has no general.architecture "
                                   "(open the first shard, {})",
-                                  m.named().path(), m.split().shards.front().filename().string())
-                    : fmt::format("{}: no general.architecture key", m.named().path()));
+                                  m.split().shards.front().filename().string())
+                    : std::string("no general.architecture key"));
   const ArchRules* rules = find_arch(arch);
   if (rules == nullptr)
     unsupported(
@@ -820,10 +820,9 @@ std::unique_ptr<GgufBlock> build_block(const Model& model, int layer, const Bloc
   try {
     analyse(model, layer, it->second, over, true, *block);
   } catch (const Error& e) {
-    // A refusal names the file, as a damaged file's error does.
-    const std::string path = model.named().path();
-    if (e.status() != Status::kUnsupported || std::string_view(e.what()).starts_with(path)) throw;
-    fail(e.status(), fmt::format("{}: {}", path, e.what()));
+    // A refusal names the file, as a damaged file's error (bad()) already does.
+    if (e.status() != Status::kUnsupported) throw;
+    fail(e.status(), fmt::format("{}: {}", model.named().path(), e.what()));
   }
   return block;
 }

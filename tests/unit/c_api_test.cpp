@@ -16,6 +16,7 @@
 #include "strata_moe.h"
 #include "strata_moe/layer.hpp"
 #include "synth/synth.hpp"
+#include "synthetic_case.hpp"
 #include "test_support.hpp"
 
 namespace strata {
@@ -428,6 +429,24 @@ TEST(CApi, RouteRefusesNonFiniteRouterAndX) {
   expect_names(strata_moe_route(router.data(), x.data(), kTokens, kD, kExperts, 2,
                                 STRATA_MOE_GATING_SOFTMAX_TOPK_RENORM, nullptr, weights.data(), 1),
                STRATA_MOE_INVALID_ARGUMENT, "ids");
+}
+
+// A NaN that an overflow inside gate/up leaves in y (finite_test.cpp) is refused by the run.
+TEST(CApi, GateOverflowInsideTheLayerIsRefused) {
+  const uint64_t seed = test::fresh_seed("gate_overflow_api");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const test::OverflowCase o = test::make_gate_overflow_case(seed);
+  strata_moe::Layer layer(STRATA_MOE_BACKEND_CPU, desc_of(o.c.layer.weights));
+  for (strata_moe_numerics numerics : {STRATA_MOE_NUMERICS_Q8, STRATA_MOE_NUMERICS_Q10}) {
+    strata_moe_run_options options = strata_moe::run_options();
+    options.numerics = numerics;
+    options.threads = 2;
+    std::vector<float> y = test::poisoned(o.c.n_tokens * o.c.layer.weights.d);
+    expect_names(strata_moe_layer_run(layer.get(), o.c.x.data(), o.c.routing.ids.data(),
+                                      o.c.routing.weights.data(), o.c.n_tokens, o.c.k, y.data(),
+                                      &options),
+                 STRATA_MOE_INVALID_ARGUMENT, "the result overflows float32");
+  }
 }
 
 }  // namespace
