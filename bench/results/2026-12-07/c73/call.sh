@@ -15,6 +15,10 @@ for t in 4096 512 16384; do
   timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --launch-count 40 $(cmd $t) \
     > "$W/ncu-$t.log" 2>&1
 done
+for t in 4096 16384; do
+  STRATA_PF_FUSED_TILE=small timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:hopper_q10 \
+    --launch-skip 2 --launch-count 4 $(cmd $t) > "$W/ncu-small-$t.log" 2>&1
+done
 mark ncu
 { command -v nsys || ls /usr/local/cuda/bin /opt/nvidia 2>/dev/null | grep -i nsys; } > "$W/nsys-where.txt" 2>&1
 NSYS=$(command -v nsys || ls -d /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
@@ -29,5 +33,6 @@ fi
 mark nsys
 cp "$OUT/info.txt" "$W/"
 { cat "$W/bench.log"; for t in 4096 512 16384; do echo "=== ncu T=$t"; grep -E "^  [a-zA-Z_].*\(|duration" "$W/ncu-$t.log" | head -90; done
+  for t in 4096 16384; do echo "=== ncu 64-pair tile T=$t"; grep -E "^  [a-zA-Z_].*\(|duration" "$W/ncu-small-$t.log"; done
   cat "$W/nsys-where.txt"; } > "$OUT/summary.txt"
 tar czf "$OUT/c73.tgz" -C "$W" .
