@@ -43,10 +43,11 @@ Inputs make_inputs(uint64_t seed, int64_t n_tokens, int64_t d, int64_t n_expert,
 
 // The reference: the f32 run on the CPU backend (every CUDA arm gives its bits under q8).
 std::vector<float> cpu_run(strata_moe::Layer& cpu, const std::vector<float>& x, const synth::Routing& r,
-                           int64_t n_tokens, int k, int64_t d) {
+                           int64_t n_tokens, int k, int64_t d,
+                           strata_moe_numerics numerics = STRATA_MOE_NUMERICS_Q8) {
   std::vector<float> y = test::poisoned(n_tokens * d);
   strata_moe_run_options options = strata_moe::run_options();
-  options.numerics = STRATA_MOE_NUMERICS_Q8;
+  options.numerics = numerics;
   cpu.run(x.data(), r.ids.data(), r.weights.data(), n_tokens, k, y.data(), &options);
   return y;
 }
@@ -182,8 +183,11 @@ TEST(CApiEngineCuda, GateOverflowGivesANanYOnEveryArmAndProfile) {
     }
 }
 
-TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
-  STRATA_REQUIRE_GPU();
+// One capture of a run and three replays on new inputs, against the CPU run of the same profile:
+// q8 on the production arm with a workspace (nothing to warm up), or q10 on the default arm after a
+// run at the same shape has grown the layer's own buffers (the q10 arm quantises x on a stream of
+// its own, forked from the captured stream and joined back).
+void capture_and_replay(strata_moe_numerics numerics) {
   const test::MoeVectors v = test::load_moe_vectors(0);
   const MoeLayerWeights& host = v.layer.weights;
   const int64_t d = host.d, T = 96;
@@ -203,8 +207,8 @@ TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
   STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   strata_moe_run_options options = strata_moe::run_options();
   options.cuda_stream = stream;
-  options.numerics = STRATA_MOE_NUMERICS_Q8;
-  options.arm = STRATA_MOE_ARM_PRODUCTION;
+  options.numerics = numerics;
+  if (numerics == STRATA_MOE_NUMERICS_Q8) options.arm = STRATA_MOE_ARM_PRODUCTION;
   strata_moe_run_args args = strata_moe::run_args();
   args.x = d_x.get();
   args.ids = d_ids.get();
@@ -214,9 +218,11 @@ TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
   args.k = k;
   args.options = &options;
   const size_t bytes = gpu.workspace_bytes(args);
-  ASSERT_GT(bytes, 0u);
+  if (numerics == STRATA_MOE_NUMERICS_Q8) {
+    ASSERT_GT(bytes, 0u);  // q10: the layer's buffers, and f32 inputs need no staging
+  }
   cuda::DeviceBuffer<uint8_t> workspace(bytes);
-  args.workspace = workspace.get();
+  args.workspace = bytes > 0 ? workspace.get() : nullptr;
   args.workspace_bytes = bytes;
 
   auto load = [&](const Inputs& in) {
@@ -229,6 +235,11 @@ TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
   load(first);
+  if (numerics == STRATA_MOE_NUMERICS_Q10) {  // the warm-up: grows the layer's buffers
+    ASSERT_EQ(strata_moe_layer_run_ex(gpu.get(), &args), STRATA_MOE_OK) << strata_moe_last_error();
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    load(first);
+  }
   cudaGraph_t graph;
   // NOTE: global capture mode: any allocation or synchronising call inside the run fails it (the
   // tests' per-launch synchronisation too: paused for the capture, the replays are checked).
@@ -249,12 +260,22 @@ TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
     STRATA_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream));
     const std::vector<float> y = test::to_host(d_y.get(), static_cast<size_t>(T * d));
-    const std::vector<float> ref = cpu_run(cpu, in->x, in->routing, T, k, d);
+    const std::vector<float> ref = cpu_run(cpu, in->x, in->routing, T, k, d, numerics);
     EXPECT_EQ(test::count_bitwise_diffs(y.data(), ref.data(), T * d), 0);
   }
   STRATA_CUDA_CHECK(cudaGraphExecDestroy(exec));
   STRATA_CUDA_CHECK(cudaGraphDestroy(graph));
   STRATA_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST(CApiEngineCuda, GraphCaptureAndReplayGiveTheSameBits) {
+  STRATA_REQUIRE_GPU();
+  capture_and_replay(STRATA_MOE_NUMERICS_Q8);
+}
+
+TEST(CApiEngineCuda, Q10GraphCaptureAfterAWarmUpGivesTheSameBits) {
+  STRATA_REQUIRE_GPU();
+  capture_and_replay(STRATA_MOE_NUMERICS_Q10);
 }
 
 }  // namespace

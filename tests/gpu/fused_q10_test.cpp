@@ -295,6 +295,9 @@ const Q10Case kCases[] = {
     // A full 128-pair tile, then 64 pairs (at most one consumer's rows of the large tile) or 65.
     {"single_expert_192_rows", 512, 192, 2, 1, 192, test::CaseRouting::kSingleExpert},
     {"single_expert_193_rows", 256, 128, 2, 1, 193, test::CaseRouting::kSingleExpert},
+    // A mean of 128 pairs per expert: the Hopper gate/up kernel on the 128-pair tile, Q2_0 down on
+    // the 64-pair one (its own tile offsets).
+    {"down_tile_of_its_own", 512, 256, 4, 2, 256, test::CaseRouting::kUniform},
     // Rows of h whose scales fall outside the reciprocal's range and inside it, in one warp.
     {"extreme_magnitudes", 512, 256, 8, 2, 150, test::CaseRouting::kSkewed, GgmlType::IQ3_S,
      GgmlType::Q2_0, 2, true},
@@ -824,6 +827,33 @@ TEST(FusedQ10Arm, HopperTileFollowsTheMeanPairsPerExpert) {
   EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(64.0), 128);
   EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(80.0), 128);
   EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(512.0), 128);
+}
+
+// Down's own tile (no device needed): the 64-pair one where gate/up runs the 128-pair tile, the mean
+// is below 192 and the down format measured faster there (Q2_0, Q4_K); gate/up's otherwise; both
+// forced by STRATA_PF_FUSED_TILE. The layer case down_tile_of_its_own (E = 4, k = 2, T = 256: a
+// mean of 128) runs the two tiles.
+TEST(FusedQ10Arm, HopperDownTileFollowsTheMeanAndItsFormat) {
+  using cuda::fused_q10::hopper_q10_down_tile_pairs;
+  {
+    const test::ScopedEnv unforced("STRATA_PF_FUSED_TILE", nullptr);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(16.0, GgmlType::Q2_0), 64);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(16.0, GgmlType::Q6_K), 64);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(64.0, GgmlType::Q2_0), 64);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(128.0, GgmlType::Q2_0), 64);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(191.9, GgmlType::Q4_K), 64);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(192.0, GgmlType::Q2_0), 128);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(512.0, GgmlType::Q2_0), 128);
+    for (const GgmlType slower : {GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4,
+                                  GgmlType::Q8_0, GgmlType::IQ3_S})
+      EXPECT_EQ(hopper_q10_down_tile_pairs(128.0, slower), 128) << ggml_type_name(slower);
+    EXPECT_EQ(cuda::fused_q10::hopper_q10_tile_pairs(128.0), 128);
+  }
+  for (const char* tile : {"large", "small"}) {
+    const test::ScopedEnv forced("STRATA_PF_FUSED_TILE", tile);
+    EXPECT_EQ(hopper_q10_down_tile_pairs(128.0, GgmlType::Q2_0), cuda::fused_q10::hopper_q10_tile_pairs(128.0))
+        << tile;
+  }
 }
 
 TEST(FusedQ10Arm, RefusesLayersItDoesNotCarry) {  // no device needed: refused before any launch

@@ -117,5 +117,11 @@ TEST(QuantizeRowsQ10, RejectsRowsThatAreNotWholeSubBlocks) {  // checked before 
                Error);
 }
 
+TEST(QuantizeRowsQ10, RejectsRowsThatAreNotSixteenByteAligned) {  // checked before any CUDA call
+  // An address that is never dereferenced: the check refuses it first.
+  const auto* x = reinterpret_cast<const float*>(uintptr_t{4096 + 8});
+  EXPECT_THROW(cuda::launch_quantize_rows_q10(x, 1, 64, nullptr, nullptr, nullptr, nullptr), Error);
+}
+
 }  // namespace
 }  // namespace strata

@@ -112,6 +112,22 @@ int hopper_q10_tile_pairs(double mean_pairs_per_expert) {
   return kind == Q10TileKind::kSmall ? 64 : 128;
 }
 
+// Down on the 64-pair tile below this mean where gate/up runs the 128-pair one, for the down formats
+// that measured faster there: the 64-pair tile moves each pair's h codes to half as many CTAs and pads
+// an expert's last tile less, but decodes each weight for half as many pairs. Down alone, µs (H100,
+// IQ3_S gate/up, bench/results/2026-12-07.md, call 74): at a mean of 128 (qwen35-a3b, T = 4096) Q2_0
+// 430 -> 401, Q4_K 667 -> 648, while Q6_K 627 -> 721, IQ4_NL 494 -> 521, IQ4_XS 482 -> 520, MXFP4
+// 492 -> 517 and Q8_0 489 -> 496 are slower; at 256 (T = 8192; qwen3-30b, T = 4096) Q2_0 is within
+// 1 % (731 -> 724, 545 -> 543), and at 512 (T = 16384, call 73) 2.5 % slower.
+constexpr double kHopperQ10DownSmallTileMeanPairs = 192.0;
+
+int hopper_q10_down_tile_pairs(double mean_pairs_per_expert, GgmlType down) {
+  const int gate_up = hopper_q10_tile_pairs(mean_pairs_per_expert);
+  if (forced_tile().has_value() || gate_up == 64) return gate_up;
+  const bool faster_small = down == GgmlType::Q2_0 || down == GgmlType::Q4_K;  // measured: above
+  return faster_small && mean_pairs_per_expert < kHopperQ10DownSmallTileMeanPairs ? 64 : gate_up;
+}
+
 bool q10_hopper_supports(const MoeLayerWeights& layer) {
   return q10_fused_supports(layer) && layer.d % 64 == 0 && layer.f % 64 == 0 &&
          layer.gate.row_bytes == layer.up.row_bytes;
@@ -177,7 +193,18 @@ void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t
     h_.reserve(P * f);
   }
   down_.reserve(P * d);
+  down_tile_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
   grouping_.reserve(n_pairs, n_expert);
+  if (side_ == nullptr) STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+  if (fork_ == nullptr) STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+  if (join_ == nullptr) STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+}
+
+Q10Workspace::~Q10Workspace() {
+  // NOTE: no check: a destructor does not throw, and a failed destroy leaves nothing to undo.
+  if (join_ != nullptr) cudaEventDestroy(join_);
+  if (fork_ != nullptr) cudaEventDestroy(fork_);
+  if (side_ != nullptr) cudaStreamDestroy(side_);
 }
 
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
@@ -214,18 +241,30 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
           "device and the build's sm_90a image)");
   require(!wmma || q10_wmma_supports(layer), Status::kUnsupported,
           "the q10 fused-wmma kernels do not carry the layer (q10_wmma_supports)");
-  const int hopper_pairs = hopper_q10_tile_pairs(static_cast<double>(P) / static_cast<double>(E));
+  const double mean_pairs = static_cast<double>(P) / static_cast<double>(E);
+  const int hopper_pairs = hopper_q10_tile_pairs(mean_pairs);
+  const int hopper_down_pairs = hopper_q10_down_tile_pairs(mean_pairs, layer.down.type);
 
-  // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
+  // ---- quantise x once per token (f16 codes per 64), on the side stream -----------------------
+  // NOTE: the two stages write disjoint buffers and gate/up waits for both (the join), so running
+  // them side by side changes no bit.
+  STRATA_CUDA_CHECK(cudaEventRecord(ws.fork_, stream));
+  STRATA_CUDA_CHECK(cudaStreamWaitEvent(ws.side_, ws.fork_, 0));
   launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
-                           stream);
-  // ---- group the pairs by expert; tile offsets of the chosen tile (both kernels use it) -----
+                           ws.side_);
+  STRATA_CUDA_CHECK(cudaEventRecord(ws.join_, ws.side_));
+  // ---- group the pairs by expert; tile offsets of gate/up's tile (and of down's, where the Hopper
+  // down kernel runs another) ----------------------------------------------------------------------
   const DeviceGroupingTables g =
       launch_group_by_expert(in.ids, T, in.k, E,
                              wmma     ? kWmmaQ10TilePairs
                              : hopper ? hopper_pairs
                                       : q10_tile_pairs(tile),
                              ws.grouping_, stream);
+  const bool own_down_tile = hopper && hopper_down_pairs != hopper_pairs;
+  if (own_down_tile)
+    launch_tile_offsets(g.expert_offsets, E, hopper_down_pairs, ws.down_tile_offsets_.get(), stream);
+  STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, ws.join_, 0));
 
   Q10ProductArgs base;
   base.pair_token = g.pair_token;
@@ -268,6 +307,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   // ---- down: h rows are already in sorted-pair order ------------------------------------------
   Q10ProductArgs dn = base;
   dn.pair_token = nullptr;
+  if (own_down_tile) dn.tile_offsets = ws.down_tile_offsets_.get();
   dn.weights[0] = layer.down.data;
   dn.expert_stride_bytes[0] = layer.down.expert_stride_bytes;
   dn.row_bytes = layer.down.row_bytes;
@@ -286,7 +326,7 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
       HopperQ10Args h;
       h.p = dn;
       h.weights_end[0] = layer.down.end();
-      return launch_hopper_q10_down<F>(h, hopper_pairs, stream);
+      return launch_hopper_q10_down<F>(h, hopper_down_pairs, stream);
     }
     launch_q10_down<F>(dn, tile, stream);
   });

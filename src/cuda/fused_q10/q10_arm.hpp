@@ -47,6 +47,7 @@ struct Q10WorkspaceView {
 class Q10Workspace {
  public:
   Q10Workspace() = default;
+  ~Q10Workspace();
   Q10Workspace(const Q10Workspace&) = delete;
   Q10Workspace& operator=(const Q10Workspace&) = delete;
 
@@ -62,6 +63,11 @@ class Q10Workspace {
   DeviceBuffer<__half> x_codes_, h_codes_;
   DeviceBuffer<float> x_scales_, h_scales_, gate_, up_, h_, down_;
   DeviceBuffer<int32_t> x_sums_, h_sums_;
+  DeviceBuffer<int32_t> down_tile_offsets_;  // [E + 1], where down's Hopper tile is not gate/up's
+  // x is quantised on a stream of its own while the pairs are grouped on the caller's: forked
+  // from and joined back into the caller's stream by these events (created by the first run).
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
   Q10WorkspaceView view_;
 };
 
@@ -75,6 +81,11 @@ bool q10_hopper_supports(const MoeLayerWeights& layer);
 bool use_q10_hopper(const MoeLayerWeights& layer);
 // Whether the 16x16x16 tile kernels carry it (IQ3_S gate/up + Q2_0 down, d and f multiples of 64).
 bool q10_wmma_supports(const MoeLayerWeights& layer);
+
+// The Hopper down kernel's tile (64 or 128 pairs): gate/up's (hopper_q10_tile_pairs), or the 64-pair
+// one where the down format measured faster there at the mean (q10_arm.cpp). STRATA_PF_FUSED_TILE
+// forces both. A speed choice only.
+int hopper_q10_down_tile_pairs(double mean_pairs_per_expert, GgmlType down);
 
 // y: [T, d] f32 on the device. Throws strata::Error: kUnsupported when q10_fused_supports is
 // false (or the family named does not carry it), kInvalidArgument naming the argument, kCuda.

@@ -2,8 +2,10 @@
 // group_by_expert) plus the row-tile offsets the persistent GEMM walks, all built on the stream
 // without a host synchronisation.
 //
-// The T*k (token, slot) pairs are sorted by expert with a stable LSD radix sort whose values are
-// the pair numbers t*k + j, so within an expert the order is (token, slot), as on the CPU.
+// The T*k (token, slot) pairs are sorted by expert stably, so within an expert the order is (token,
+// slot), as on the CPU: by a counting sort of three kernels where the experts fit its histogram
+// (E < kMaxCountBuckets, grouping_units.cuh), else by CUB's LSD radix sort whose values are the pair
+// numbers t*k + j.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -33,6 +35,9 @@ class GroupingWorkspace {
  private:
   friend DeviceGroupingTables launch_group_by_expert(const int32_t*, int64_t, int, int64_t, int,
                                                      GroupingWorkspace&, cudaStream_t);
+  // The counting sort's per-unit bucket counts (grouping_units.cuh), where it runs; else the radix
+  // sort's keys, values and temporary storage.
+  DeviceBuffer<int32_t> hist_;                      // [(E + 1) * units]
   DeviceBuffer<uint32_t> keys_in_, keys_out_;       // [P] expert of each pair, unsorted / sorted
   DeviceBuffer<int32_t> values_in_, values_out_;    // [P] pair numbers t*k + j
   DeviceBuffer<int32_t> expert_offsets_, tile_offsets_, pair_token_, pair_slot_, slot_to_pair_;
@@ -51,5 +56,13 @@ void launch_grouping_tables(const uint32_t* sorted_keys, const int32_t* sorted_v
                             int64_t n_expert, const DeviceGroupingTables& tables, cudaStream_t stream);
 void launch_tile_offsets(const int32_t* expert_offsets, int64_t n_expert, int tile_pairs, int32_t* tile_offsets,
                          cudaStream_t stream);
+// The counting sort's three steps (grouping_units.cuh).
+void launch_grouping_count(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int64_t units, int64_t unit_steps,
+                           int32_t* hist, cudaStream_t stream);
+void launch_grouping_scan(int32_t* hist, int64_t n_expert, int64_t units, int tile_pairs, int32_t* expert_offsets,
+                          int32_t* tile_offsets, cudaStream_t stream);
+void launch_grouping_scatter(const int32_t* ids, int64_t n_pairs, int k, int64_t n_expert, int64_t units,
+                             int64_t unit_steps, const int32_t* base, const DeviceGroupingTables& tables,
+                             cudaStream_t stream);
 
 }  // namespace strata::cuda

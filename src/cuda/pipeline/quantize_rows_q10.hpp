@@ -9,7 +9,7 @@
 
 namespace strata::cuda {
 
-// x: [rows, cols] f32, 8-byte aligned (cols a multiple of 32). codes: [rows, cols] f16 (exact
+// x: [rows, cols] f32, 16-byte aligned (cols a multiple of 32; both checked, before any CUDA call). codes: [rows, cols] f16 (exact
 // integers, |q| <= 511); scales: [rows, q10_blocks_per_row(cols)] f32; sums: [rows, cols/16] int32
 // (code sum per 16 values). Device pointers.
 void launch_quantize_rows_q10(const float* x, int64_t rows, int64_t cols, __half* codes,
