@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 #include <random>
 #include <vector>
 
@@ -125,17 +126,20 @@ TEST_P(CudaGrouping, EqualsGroupByExpert) {
   auto d_ids = test::to_device(r.ids);
   cuda::GroupingWorkspace ws;
   const size_t P = static_cast<size_t>(c.n_tokens * c.k), E = static_cast<size_t>(c.n_expert);
-  for (const int tile_pairs : {32, 64}) {
+  // Both sorts (the counting sort where E + 1 <= 2048, the radix sort always), two tiles each.
+  for (const auto [sort, tile_pairs] : {std::pair{cuda::GroupingSort::kAuto, 32}, std::pair{cuda::GroupingSort::kAuto, 64},
+                                        std::pair{cuda::GroupingSort::kRadix, 64}}) {
+    SCOPED_TRACE(sort == cuda::GroupingSort::kAuto ? "auto" : "radix");
     // Every table poisoned first (0xFF bytes: -1, which no table holds), so an entry the run leaves
     // unwritten fails.
-    ws.reserve(c.n_tokens * c.k, c.n_expert);
+    ws.reserve(c.n_tokens * c.k, c.n_expert, sort);
     const cuda::DeviceGroupingTables before = ws.tables();
     for (int32_t* table : {before.pair_token, before.pair_slot, before.slot_to_pair})
       STRATA_CUDA_CHECK(cudaMemset(table, 0xFF, P * sizeof(int32_t)));
     for (int32_t* table : {before.expert_offsets, before.tile_offsets})
       STRATA_CUDA_CHECK(cudaMemset(table, 0xFF, (E + 1) * sizeof(int32_t)));
     const cuda::DeviceGroupingTables t =
-        cuda::launch_group_by_expert(d_ids.get(), c.n_tokens, c.k, c.n_expert, tile_pairs, ws, nullptr);
+        cuda::launch_group_by_expert(d_ids.get(), c.n_tokens, c.k, c.n_expert, tile_pairs, ws, nullptr, sort);
     STRATA_CUDA_CHECK(cudaGetLastError());
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(count_diffs(test::to_host(t.expert_offsets, E + 1), cpu.expert_offsets), 0);

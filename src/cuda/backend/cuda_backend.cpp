@@ -100,13 +100,19 @@ class CudaBackend final : public LayerBackend {
     // NOTE: one workspace per layer object. Concurrent runs of one layer take turns enqueueing
     // (the mutex), and each run's stream first waits for the previous run's end (the event), so
     // runs on different streams use the workspace one after the other instead of racing on it.
+    // A run captured into a graph neither waits for nor records the event (a capture cannot depend
+    // on work outside it): its replays follow the caller's own ordering on its stream.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (last_run_done_ == nullptr)
-      STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
-    else
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    STRATA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    if (last_run_done_ == nullptr) {
+      if (!capturing) STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&last_run_done_, cudaEventDisableTiming));
+    } else if (!capturing) {
       STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, last_run_done_, 0));
+    }
     cuda::run_chosen(weights_, device_in, chosen, workspace_, stream, y);
-    STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
+    if (!capturing) STRATA_CUDA_CHECK(cudaEventRecord(last_run_done_, stream));
     return chosen;
   }
 

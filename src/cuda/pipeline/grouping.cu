@@ -15,18 +15,20 @@ int key_bits(int64_t n_expert) {  // bits to hold keys 0..E (E is the out-of-ran
   return bits;
 }
 
-bool counting_sort(int64_t n_expert) { return n_expert + 1 <= kMaxCountBuckets; }
+bool counting_sort(int64_t n_expert, GroupingSort sort) {
+  return sort == GroupingSort::kAuto && n_expert + 1 <= kMaxCountBuckets;
+}
 
 }  // namespace
 
-void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert) {
+void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert, GroupingSort sort) {
   const auto pairs = static_cast<size_t>(n_pairs);
   pair_token_.reserve(pairs);
   pair_slot_.reserve(pairs);
   slot_to_pair_.reserve(pairs);
   expert_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
   tile_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
-  if (counting_sort(n_expert)) {
+  if (counting_sort(n_expert, sort)) {
     hist_.reserve(static_cast<size_t>((n_expert + 1) * grouping_units(n_pairs, n_expert)));
     return;
   }
@@ -48,7 +50,7 @@ void GroupingWorkspace::carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_exp
   arena.take(slot_to_pair_, pairs);
   arena.take(expert_offsets_, static_cast<size_t>(n_expert) + 1);
   arena.take(tile_offsets_, static_cast<size_t>(n_expert) + 1);
-  if (counting_sort(n_expert)) {
+  if (counting_sort(n_expert, GroupingSort::kAuto)) {
     arena.take(hist_, static_cast<size_t>((n_expert + 1) * grouping_units(n_pairs, n_expert)));
     return;
   }
@@ -69,13 +71,14 @@ DeviceGroupingTables GroupingWorkspace::tables() const {
 }
 
 DeviceGroupingTables launch_group_by_expert(const int32_t* ids, int64_t n_tokens, int k, int64_t n_expert,
-                                            int tile_pairs, GroupingWorkspace& ws, cudaStream_t stream) {
+                                            int tile_pairs, GroupingWorkspace& ws, cudaStream_t stream,
+                                            GroupingSort sort) {
   const int64_t n_pairs = n_tokens * k;
   require(n_pairs < (int64_t{1} << 31) && n_expert < (int64_t{1} << 30) && tile_pairs > 0,
           Status::kInvalidArgument, "grouping: T*k must fit in int32");
-  ws.reserve(n_pairs, n_expert);
+  ws.reserve(n_pairs, n_expert, sort);
   const DeviceGroupingTables tables = ws.tables();
-  if (counting_sort(n_expert)) {
+  if (counting_sort(n_expert, sort)) {
     const int64_t units = grouping_units(n_pairs, n_expert), steps = grouping_unit_steps(n_pairs, units);
     if (units > 0) launch_grouping_count(ids, n_pairs, n_expert, units, steps, ws.hist_.get(), stream);
     launch_grouping_scan(ws.hist_.get(), n_expert, units, tile_pairs, tables.expert_offsets, tables.tile_offsets,

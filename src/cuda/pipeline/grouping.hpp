@@ -24,17 +24,21 @@ struct DeviceGroupingTables {
   int32_t* tile_offsets = nullptr;    // [E + 1] row tiles (of tile_pairs pairs) before expert e
 };
 
+// How the pairs are sorted: the counting sort where the experts fit its histogram, else CUB's radix
+// sort (kAuto); or the radix sort whatever E (tests, measurements). The tables are the same.
+enum class GroupingSort { kAuto, kRadix };
+
 class GroupingWorkspace {
  public:
   // Grows the buffers for n_pairs = T*k pairs over n_expert experts (may allocate).
-  void reserve(int64_t n_pairs, int64_t n_expert);
+  void reserve(int64_t n_pairs, int64_t n_expert, GroupingSort sort = GroupingSort::kAuto);
   // Lays the buffers for n_pairs x n_expert out in `arena` (or counts them); no allocation.
   void carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_expert);
   DeviceGroupingTables tables() const;
 
  private:
   friend DeviceGroupingTables launch_group_by_expert(const int32_t*, int64_t, int, int64_t, int,
-                                                     GroupingWorkspace&, cudaStream_t);
+                                                     GroupingWorkspace&, cudaStream_t, GroupingSort);
   // The counting sort's per-unit bucket counts (grouping_units.cuh), where it runs; else the radix
   // sort's keys, values and temporary storage.
   DeviceBuffer<int32_t> hist_;                      // [(E + 1) * units]
@@ -47,7 +51,8 @@ class GroupingWorkspace {
 // ids: [T, k] int32 on the device, each in [0, E) (validated by the caller: an id outside is
 // grouped past the last expert and its pair is never computed). tile_pairs: pairs per row tile.
 DeviceGroupingTables launch_group_by_expert(const int32_t* ids, int64_t n_tokens, int k, int64_t n_expert,
-                                            int tile_pairs, GroupingWorkspace& workspace, cudaStream_t stream);
+                                            int tile_pairs, GroupingWorkspace& workspace, cudaStream_t stream,
+                                            GroupingSort sort = GroupingSort::kAuto);
 
 // Kernel launchers (one kernel per file).
 void launch_grouping_keys(const int32_t* ids, int64_t n_pairs, int64_t n_expert, uint32_t* keys,

@@ -18,12 +18,16 @@ __global__ void __launch_bounds__(kCountWarps * 32)
   int32_t* mine = counts[warp];
   for (int b = lane; b < buckets; b += 32) mine[b] = 0;
   __syncwarp();
-  for (int64_t step = 0; step < unit_steps; ++step) {
-    const int64_t i = (u * unit_steps + step) * 32 + lane;
-    const int b = i < n_pairs ? grouping_bucket(ids[i], n_expert) : -1;  // -1: past the pairs
-    const unsigned peers = __match_any_sync(0xffffffffu, b);
-    if (b >= 0 && lane == __ffs(peers) - 1) mine[b] += __popc(peers);
-    __syncwarp();  // this step's counts before the next step's
+  for (int64_t batch = 0; batch < unit_steps; batch += kStepBatch) {
+    int bucket[kStepBatch];
+    grouping_bucket_batch(ids, n_pairs, n_expert, u, unit_steps, batch, lane, bucket);
+#pragma unroll
+    for (int s = 0; s < kStepBatch; ++s) {
+      const int b = bucket[s];  // -1: past the pairs
+      const unsigned peers = __match_any_sync(0xffffffffu, b);
+      if (b >= 0 && lane == __ffs(peers) - 1) mine[b] += __popc(peers);
+      __syncwarp();  // this step's counts before the next step's
+    }
   }
   for (int b = lane; b < buckets; b += 32) hist[static_cast<int64_t>(b) * units + u] = mine[b];
 }

@@ -6,7 +6,7 @@
 namespace strata::cuda {
 namespace {
 
-constexpr int kItems = 4;  // entries per thread and chunk
+constexpr int kItems = 16;  // entries per thread and chunk, all loaded before the chunk's scan
 
 // One CTA (grouping_units.cuh, step 2): hist becomes its exclusive sum in place; expert_offsets[b]
 // is bucket b's first position (b = E: the pairs past every expert), then the tile offsets.

@@ -20,20 +20,24 @@ __global__ void __launch_bounds__(kCountWarps * 32)
   for (int b = lane; b < buckets; b += 32) mine[b] = base[static_cast<int64_t>(b) * units + u];
   __syncwarp();
   const unsigned below = (1u << lane) - 1u;  // the lanes before this one
-  for (int64_t step = 0; step < unit_steps; ++step) {
-    const int64_t i = (u * unit_steps + step) * 32 + lane;
-    const int b = i < n_pairs ? grouping_bucket(ids[i], n_expert) : -1;  // -1: past the pairs
-    const unsigned peers = __match_any_sync(0xffffffffu, b);
-    const int32_t at = b >= 0 ? mine[b] + __popc(peers & below) : 0;
-    __syncwarp();  // every lane has read its bucket's position before the leader moves it
-    if (b >= 0) {
-      if (lane == __ffs(peers) - 1) mine[b] = at + __popc(peers);
-      const auto pair = static_cast<int32_t>(i);
-      tables.pair_token[at] = pair / k;
-      tables.pair_slot[at] = pair % k;
-      tables.slot_to_pair[pair] = at;
+  for (int64_t batch = 0; batch < unit_steps; batch += kStepBatch) {
+    int bucket[kStepBatch];
+    grouping_bucket_batch(ids, n_pairs, n_expert, u, unit_steps, batch, lane, bucket);
+#pragma unroll
+    for (int s = 0; s < kStepBatch; ++s) {
+      const int b = bucket[s];  // -1: past the pairs
+      const unsigned peers = __match_any_sync(0xffffffffu, b);
+      const int32_t at = b >= 0 ? mine[b] + __popc(peers & below) : 0;
+      __syncwarp();  // every lane has read its bucket's position before the leader moves it
+      if (b >= 0) {
+        if (lane == __ffs(peers) - 1) mine[b] = at + __popc(peers);
+        const auto pair = static_cast<int32_t>((u * unit_steps + batch + s) * 32 + lane);
+        tables.pair_token[at] = pair / k;
+        tables.pair_slot[at] = pair % k;
+        tables.slot_to_pair[pair] = at;
+      }
+      __syncwarp();  // this step's positions before the next step reads them
     }
-    __syncwarp();  // this step's positions before the next step reads them
   }
 }
 
