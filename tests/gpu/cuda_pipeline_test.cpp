@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
-#include <utility>
 #include <random>
 #include <vector>
 
@@ -126,20 +125,17 @@ TEST_P(CudaGrouping, EqualsGroupByExpert) {
   auto d_ids = test::to_device(r.ids);
   cuda::GroupingWorkspace ws;
   const size_t P = static_cast<size_t>(c.n_tokens * c.k), E = static_cast<size_t>(c.n_expert);
-  // Both sorts (the counting sort where E + 1 <= 2048, the radix sort always), two tiles each.
-  for (const auto [sort, tile_pairs] : {std::pair{cuda::GroupingSort::kAuto, 32}, std::pair{cuda::GroupingSort::kAuto, 64},
-                                        std::pair{cuda::GroupingSort::kRadix, 64}}) {
-    SCOPED_TRACE(sort == cuda::GroupingSort::kAuto ? "auto" : "radix");
+  for (const int tile_pairs : {32, 64}) {
     // Every table poisoned first (0xFF bytes: -1, which no table holds), so an entry the run leaves
     // unwritten fails.
-    ws.reserve(c.n_tokens * c.k, c.n_expert, sort);
+    ws.reserve(c.n_tokens * c.k, c.n_expert);
     const cuda::DeviceGroupingTables before = ws.tables();
     for (int32_t* table : {before.pair_token, before.pair_slot, before.slot_to_pair})
       STRATA_CUDA_CHECK(cudaMemset(table, 0xFF, P * sizeof(int32_t)));
     for (int32_t* table : {before.expert_offsets, before.tile_offsets})
       STRATA_CUDA_CHECK(cudaMemset(table, 0xFF, (E + 1) * sizeof(int32_t)));
     const cuda::DeviceGroupingTables t =
-        cuda::launch_group_by_expert(d_ids.get(), c.n_tokens, c.k, c.n_expert, tile_pairs, ws, nullptr, sort);
+        cuda::launch_group_by_expert(d_ids.get(), c.n_tokens, c.k, c.n_expert, tile_pairs, ws, nullptr);
     STRATA_CUDA_CHECK(cudaGetLastError());
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(count_diffs(test::to_host(t.expert_offsets, E + 1), cpu.expert_offsets), 0);
@@ -157,11 +153,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaGrouping,
                                            GroupingCase{"skewed", 4096, 512, 10, 0},
                                            GroupingCase{"uniform_many_experts", 3000, 1500, 16, 1},
                                            GroupingCase{"single_expert", 777, 64, 4, 2},
-                                           // 131072 pairs: fewer, longer units than 512 pairs each
-                                           GroupingCase{"long_units", 16384, 256, 8, 1},
-                                           // the most experts the counting sort takes, and one past
-                                           GroupingCase{"counting_sort_widest", 700, 2047, 6, 0},
-                                           GroupingCase{"radix_sort", 700, 3000, 6, 1}),
+                                           GroupingCase{"many_pairs", 16384, 256, 8, 1},
+                                           GroupingCase{"many_experts_skewed", 700, 2047, 6, 0},
+                                           GroupingCase{"more_experts_than_pairs", 700, 3000, 6, 1}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -195,20 +195,6 @@ void Q10Workspace::reserve(int64_t n_tokens, int64_t n_pairs, int64_t d, int64_t
   down_.reserve(P * d);
   down_tile_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
   grouping_.reserve(n_pairs, n_expert);
-  if (side_ == nullptr) {
-    int least = 0, greatest = 0;
-    STRATA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    STRATA_CUDA_CHECK(cudaStreamCreateWithPriority(&side_, cudaStreamNonBlocking, greatest));
-  }
-  if (fork_ == nullptr) STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
-  if (join_ == nullptr) STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
-}
-
-Q10Workspace::~Q10Workspace() {
-  // NOTE: no check: a destructor does not throw, and a failed destroy leaves nothing to undo.
-  if (join_ != nullptr) cudaEventDestroy(join_);
-  if (fork_ != nullptr) cudaEventDestroy(fork_);
-  if (side_ != nullptr) cudaStreamDestroy(side_);
 }
 
 void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Workspace& ws,
@@ -249,32 +235,20 @@ void run_layer_q10(const MoeLayerWeights& layer, const DeviceInputs& in, Q10Work
   const int hopper_pairs = hopper_q10_tile_pairs(mean_pairs);
   const int hopper_down_pairs = hopper_q10_down_tile_pairs(mean_pairs, layer.down.type);
 
-  // ---- group the pairs by expert on the side stream (its few small kernels ahead of the quantise
-  // kernel's many CTAs: the stream has the device's highest priority); tile offsets of gate/up's
-  // tile (and of down's, where the Hopper down kernel runs another) ------------------------------
-  // NOTE: the two stages write disjoint buffers and gate/up waits for both (the join), so running
-  // them side by side changes no bit.
-  const bool side = !env_equals("STRATA_Q10_SIDE_STREAM", "0");  // TEMP measurement switch
-  const cudaStream_t group_stream = side ? ws.side_ : stream;
-  if (side) {
-    STRATA_CUDA_CHECK(cudaEventRecord(ws.fork_, stream));
-    STRATA_CUDA_CHECK(cudaStreamWaitEvent(ws.side_, ws.fork_, 0));
-  }
+  // ---- quantise x once per token (f16 codes per 64) ----------------------------------------
+  launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
+                           stream);
+  // ---- group the pairs by expert; tile offsets of gate/up's tile (and of down's, where the Hopper
+  // down kernel runs another) -----------------------------------------------------------------------
   const DeviceGroupingTables g =
       launch_group_by_expert(in.ids, T, in.k, E,
                              wmma     ? kWmmaQ10TilePairs
                              : hopper ? hopper_pairs
                                       : q10_tile_pairs(tile),
-                             ws.grouping_, group_stream,
-                             env_equals("STRATA_GROUPING", "radix") ? GroupingSort::kRadix : GroupingSort::kAuto);
+                             ws.grouping_, stream);
   const bool own_down_tile = hopper && hopper_down_pairs != hopper_pairs;
   if (own_down_tile)
-    launch_tile_offsets(g.expert_offsets, E, hopper_down_pairs, ws.down_tile_offsets_.get(), group_stream);
-  if (side) STRATA_CUDA_CHECK(cudaEventRecord(ws.join_, ws.side_));
-  // ---- quantise x once per token (f16 codes per 64) -------------------------------------------
-  launch_quantize_rows_q10(in.x, T, d, ws.x_codes_.get(), ws.x_scales_.get(), ws.x_sums_.get(),
-                           stream);
-  if (side) STRATA_CUDA_CHECK(cudaStreamWaitEvent(stream, ws.join_, 0));
+    launch_tile_offsets(g.expert_offsets, E, hopper_down_pairs, ws.down_tile_offsets_.get(), stream);
 
   Q10ProductArgs base;
   base.pair_token = g.pair_token;

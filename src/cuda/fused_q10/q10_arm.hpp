@@ -47,7 +47,6 @@ struct Q10WorkspaceView {
 class Q10Workspace {
  public:
   Q10Workspace() = default;
-  ~Q10Workspace();
   Q10Workspace(const Q10Workspace&) = delete;
   Q10Workspace& operator=(const Q10Workspace&) = delete;
 
@@ -64,11 +63,6 @@ class Q10Workspace {
   DeviceBuffer<float> x_scales_, h_scales_, gate_, up_, h_, down_;
   DeviceBuffer<int32_t> x_sums_, h_sums_;
   DeviceBuffer<int32_t> down_tile_offsets_;  // [E + 1], where down's Hopper tile is not gate/up's
-  // The pairs are grouped on a stream of the layer's own (the device's highest priority) while x is
-  // quantised on the caller's: forked from and joined back into the caller's stream by these events
-  // (created by the first run).
-  cudaStream_t side_ = nullptr;
-  cudaEvent_t fork_ = nullptr, join_ = nullptr;
   Q10WorkspaceView view_;
 };
 

@@ -3,8 +3,6 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "common/error.hpp"
-#include "cuda/common/check.hpp"
-#include "cuda/pipeline/grouping_units.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -15,27 +13,19 @@ int key_bits(int64_t n_expert) {  // bits to hold keys 0..E (E is the out-of-ran
   return bits;
 }
 
-bool counting_sort(int64_t n_expert, GroupingSort sort) {
-  return sort == GroupingSort::kAuto && n_expert + 1 <= kMaxCountBuckets;
-}
-
 }  // namespace
 
-void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert, GroupingSort sort) {
+void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert) {
   const auto pairs = static_cast<size_t>(n_pairs);
+  keys_in_.reserve(pairs);
+  keys_out_.reserve(pairs);
+  values_in_.reserve(pairs);
+  values_out_.reserve(pairs);
   pair_token_.reserve(pairs);
   pair_slot_.reserve(pairs);
   slot_to_pair_.reserve(pairs);
   expert_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
   tile_offsets_.reserve(static_cast<size_t>(n_expert) + 1);
-  if (counting_sort(n_expert, sort)) {
-    hist_.reserve(static_cast<size_t>((n_expert + 1) * grouping_units(n_pairs, n_expert)));
-    return;
-  }
-  keys_in_.reserve(pairs);
-  keys_out_.reserve(pairs);
-  values_in_.reserve(pairs);
-  values_out_.reserve(pairs);
   size_t temp_bytes = 0;
   STRATA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in_.get(), keys_out_.get(),
                                                     values_in_.get(), values_out_.get(), n_pairs, 0,
@@ -45,19 +35,15 @@ void GroupingWorkspace::reserve(int64_t n_pairs, int64_t n_expert, GroupingSort 
 
 void GroupingWorkspace::carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_expert) {
   const auto pairs = static_cast<size_t>(n_pairs);
+  arena.take(keys_in_, pairs);
+  arena.take(keys_out_, pairs);
+  arena.take(values_in_, pairs);
+  arena.take(values_out_, pairs);
   arena.take(pair_token_, pairs);
   arena.take(pair_slot_, pairs);
   arena.take(slot_to_pair_, pairs);
   arena.take(expert_offsets_, static_cast<size_t>(n_expert) + 1);
   arena.take(tile_offsets_, static_cast<size_t>(n_expert) + 1);
-  if (counting_sort(n_expert, GroupingSort::kAuto)) {
-    arena.take(hist_, static_cast<size_t>((n_expert + 1) * grouping_units(n_pairs, n_expert)));
-    return;
-  }
-  arena.take(keys_in_, pairs);
-  arena.take(keys_out_, pairs);
-  arena.take(values_in_, pairs);
-  arena.take(values_out_, pairs);
   // NOTE: a size query only (null temp storage): it runs on the host and enqueues nothing.
   size_t temp_bytes = 0;
   STRATA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<uint32_t*>(nullptr),
@@ -71,21 +57,12 @@ DeviceGroupingTables GroupingWorkspace::tables() const {
 }
 
 DeviceGroupingTables launch_group_by_expert(const int32_t* ids, int64_t n_tokens, int k, int64_t n_expert,
-                                            int tile_pairs, GroupingWorkspace& ws, cudaStream_t stream,
-                                            GroupingSort sort) {
+                                            int tile_pairs, GroupingWorkspace& ws, cudaStream_t stream) {
   const int64_t n_pairs = n_tokens * k;
   require(n_pairs < (int64_t{1} << 31) && n_expert < (int64_t{1} << 30) && tile_pairs > 0,
           Status::kInvalidArgument, "grouping: T*k must fit in int32");
-  ws.reserve(n_pairs, n_expert, sort);
+  ws.reserve(n_pairs, n_expert);
   const DeviceGroupingTables tables = ws.tables();
-  if (counting_sort(n_expert, sort)) {
-    const int64_t units = grouping_units(n_pairs, n_expert), steps = grouping_unit_steps(n_pairs, units);
-    if (units > 0) launch_grouping_count(ids, n_pairs, n_expert, units, steps, ws.hist_.get(), stream);
-    launch_grouping_scan(ws.hist_.get(), n_expert, units, tile_pairs, tables.expert_offsets, tables.tile_offsets,
-                         stream);
-    if (units > 0) launch_grouping_scatter(ids, n_pairs, k, n_expert, units, steps, ws.hist_.get(), tables, stream);
-    return tables;
-  }
   launch_grouping_keys(ids, n_pairs, n_expert, ws.keys_in_.get(), ws.values_in_.get(), stream);
   if (n_pairs > 0) {
     size_t temp_bytes = ws.sort_temp_.capacity();

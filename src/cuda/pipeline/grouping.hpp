@@ -2,10 +2,8 @@
 // group_by_expert) plus the row-tile offsets the persistent GEMM walks, all built on the stream
 // without a host synchronisation.
 //
-// The T*k (token, slot) pairs are sorted by expert stably, so within an expert the order is (token,
-// slot), as on the CPU: by a counting sort of three kernels where the experts fit its histogram
-// (E < kMaxCountBuckets, grouping_units.cuh), else by CUB's LSD radix sort whose values are the pair
-// numbers t*k + j.
+// The T*k (token, slot) pairs are sorted by expert with a stable LSD radix sort whose values are
+// the pair numbers t*k + j, so within an expert the order is (token, slot), as on the CPU.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,24 +22,17 @@ struct DeviceGroupingTables {
   int32_t* tile_offsets = nullptr;    // [E + 1] row tiles (of tile_pairs pairs) before expert e
 };
 
-// How the pairs are sorted: the counting sort where the experts fit its histogram, else CUB's radix
-// sort (kAuto); or the radix sort whatever E (tests, measurements). The tables are the same.
-enum class GroupingSort { kAuto, kRadix };
-
 class GroupingWorkspace {
  public:
   // Grows the buffers for n_pairs = T*k pairs over n_expert experts (may allocate).
-  void reserve(int64_t n_pairs, int64_t n_expert, GroupingSort sort = GroupingSort::kAuto);
+  void reserve(int64_t n_pairs, int64_t n_expert);
   // Lays the buffers for n_pairs x n_expert out in `arena` (or counts them); no allocation.
   void carve(ArenaCarver& arena, int64_t n_pairs, int64_t n_expert);
   DeviceGroupingTables tables() const;
 
  private:
   friend DeviceGroupingTables launch_group_by_expert(const int32_t*, int64_t, int, int64_t, int,
-                                                     GroupingWorkspace&, cudaStream_t, GroupingSort);
-  // The counting sort's per-unit bucket counts (grouping_units.cuh), where it runs; else the radix
-  // sort's keys, values and temporary storage.
-  DeviceBuffer<int32_t> hist_;                      // [(E + 1) * units]
+                                                     GroupingWorkspace&, cudaStream_t);
   DeviceBuffer<uint32_t> keys_in_, keys_out_;       // [P] expert of each pair, unsorted / sorted
   DeviceBuffer<int32_t> values_in_, values_out_;    // [P] pair numbers t*k + j
   DeviceBuffer<int32_t> expert_offsets_, tile_offsets_, pair_token_, pair_slot_, slot_to_pair_;
@@ -51,8 +42,7 @@ class GroupingWorkspace {
 // ids: [T, k] int32 on the device, each in [0, E) (validated by the caller: an id outside is
 // grouped past the last expert and its pair is never computed). tile_pairs: pairs per row tile.
 DeviceGroupingTables launch_group_by_expert(const int32_t* ids, int64_t n_tokens, int k, int64_t n_expert,
-                                            int tile_pairs, GroupingWorkspace& workspace, cudaStream_t stream,
-                                            GroupingSort sort = GroupingSort::kAuto);
+                                            int tile_pairs, GroupingWorkspace& workspace, cudaStream_t stream);
 
 // Kernel launchers (one kernel per file).
 void launch_grouping_keys(const int32_t* ids, int64_t n_pairs, int64_t n_expert, uint32_t* keys,
@@ -61,13 +51,5 @@ void launch_grouping_tables(const uint32_t* sorted_keys, const int32_t* sorted_v
                             int64_t n_expert, const DeviceGroupingTables& tables, cudaStream_t stream);
 void launch_tile_offsets(const int32_t* expert_offsets, int64_t n_expert, int tile_pairs, int32_t* tile_offsets,
                          cudaStream_t stream);
-// The counting sort's three steps (grouping_units.cuh).
-void launch_grouping_count(const int32_t* ids, int64_t n_pairs, int64_t n_expert, int64_t units, int64_t unit_steps,
-                           int32_t* hist, cudaStream_t stream);
-void launch_grouping_scan(int32_t* hist, int64_t n_expert, int64_t units, int tile_pairs, int32_t* expert_offsets,
-                          int32_t* tile_offsets, cudaStream_t stream);
-void launch_grouping_scatter(const int32_t* ids, int64_t n_pairs, int k, int64_t n_expert, int64_t units,
-                             int64_t unit_steps, const int32_t* base, const DeviceGroupingTables& tables,
-                             cudaStream_t stream);
 
 }  // namespace strata::cuda
