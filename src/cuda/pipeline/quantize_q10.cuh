@@ -14,7 +14,7 @@
 
 namespace strata::cuda {
 
-struct Q10QuarterBlock {
+struct Q10HalfWarpBlock {
   int code[4];  // codes of this lane's four values (0 on idle lanes)
   float scale;  // the block's scale d (every lane of the half)
   int sum16;    // on lanes 4j of the half: the code sum of values 16j .. 16j + 15
@@ -23,7 +23,7 @@ struct Q10QuarterBlock {
 // v: this lane's four values; n: 64, or 32 (then lanes 8-15 of the half pass anything and are
 // ignored), or 0 for a half with no block (its results are not used). sub: the lane within its
 // half (0..15). All 32 lanes of the warp must call it; each half reduces over its own lanes.
-__device__ __forceinline__ Q10QuarterBlock quantize_block_q10_half(float4 v, int n, int sub) {
+__device__ __forceinline__ Q10HalfWarpBlock quantize_block_q10_half(float4 v, int n, int sub) {
   const bool active = 4 * sub < n;
   const float values[4] = {v.x, v.y, v.z, v.w};
   float amax = 0.0f;
@@ -34,7 +34,7 @@ __device__ __forceinline__ Q10QuarterBlock quantize_block_q10_half(float4 v, int
 #pragma unroll
   for (int mask = 8; mask >= 1; mask >>= 1)
     amax = quant_amax_merge(amax, __shfl_xor_sync(0xffffffffu, amax, mask));
-  Q10QuarterBlock out;
+  Q10HalfWarpBlock out;
   // NOTE: the operations of quantize_block_q10, one for one (x / d in fp32, q10_code); the
   // reciprocal's quotient has the division's bits where it applies (arith_q10.hpp).
   const float d = amax / static_cast<float>(kQ10MaxCode);
@@ -54,7 +54,7 @@ __device__ __forceinline__ Q10QuarterBlock quantize_block_q10_half(float4 v, int
 }
 
 // The four codes as f16 (exact: |code| <= 511), lower k in the lower address.
-__device__ __forceinline__ uint2 q10_codes_f16x4(const Q10QuarterBlock& b) {
+__device__ __forceinline__ uint2 q10_codes_f16x4(const Q10HalfWarpBlock& b) {
   const __half2 lo = __halves2half2(__int2half_rn(b.code[0]), __int2half_rn(b.code[1]));
   const __half2 hi = __halves2half2(__int2half_rn(b.code[2]), __int2half_rn(b.code[3]));
   return make_uint2(*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi));

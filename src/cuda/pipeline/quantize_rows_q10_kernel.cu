@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 #pragma unroll
     for (int r = 0; r < kRounds; ++r) {
-      const Q10QuarterBlock q = quantize_block_q10_half(v[r], n[r], sub);
+      const Q10HalfWarpBlock q = quantize_block_q10_half(v[r], n[r], sub);
       if (4 * sub < n[r]) *reinterpret_cast<uint2*>(codes + first[r] + 4 * sub) = q10_codes_f16x4(q);
       if (n[r] > 0 && sub == 0) scales[block[r]] = q.scale;
       if (sub % 4 == 0 && sub / 4 < n[r] / kQ10SumValues)
