@@ -9,8 +9,9 @@
 // Bitwise the q10 CPU arms' results (pipeline/arith_q10.hpp defines the bits). The sm_80 kernels
 // carry every format of q10_formats.hpp as gate/up and as down, in any combination (gate and up
 // one format), with d a multiple of 32 and of the gate/up block, f a multiple of 32 and of the
-// down block; the Hopper and wmma kernels carry IQ3_S gate/up + Q2_0 down (q10_formats.hpp's
-// traits), and a layer they do not carry runs the sm_80 kernels.
+// down block; the Hopper kernels carry the same formats with d and f multiples of 64
+// (q10_hopper_supports), the wmma kernels IQ3_S gate/up + Q2_0 down (q10_formats.hpp's traits), and
+// a layer the kernels named do not carry runs the sm_80 kernels.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
