@@ -41,7 +41,8 @@ Inputs make_inputs(uint64_t seed, int64_t n_tokens, int64_t d, int64_t n_expert,
   return {synth::random_activations(n_tokens, d, seed), synth::skewed_routing(n_tokens, n_expert, k, seed + 1)};
 }
 
-// The reference: the f32 run on the CPU backend (every CUDA arm gives its bits under q8).
+// The reference: the f32 run on the CPU backend in the same profile (every CUDA arm of a profile
+// gives its bits).
 std::vector<float> cpu_run(strata_moe::Layer& cpu, const std::vector<float>& x, const synth::Routing& r,
                            int64_t n_tokens, int k, int64_t d,
                            strata_moe_numerics numerics = STRATA_MOE_NUMERICS_Q8) {
@@ -185,8 +186,8 @@ TEST(CApiEngineCuda, GateOverflowGivesANanYOnEveryArmAndProfile) {
 
 // One capture of a run and three replays on new inputs, against the CPU run of the same profile:
 // q8 on the production arm with a workspace (nothing to warm up), or q10 on the default arm after a
-// run at the same shape has grown the layer's own buffers (the q10 arm quantises x on a stream of
-// its own, forked from the captured stream and joined back).
+// run at the same shape has grown the layer's own buffers (the captured run must not wait for that
+// run's event: a capture cannot depend on work outside it).
 void capture_and_replay(strata_moe_numerics numerics) {
   const test::MoeVectors v = test::load_moe_vectors(0);
   const MoeLayerWeights& host = v.layer.weights;
