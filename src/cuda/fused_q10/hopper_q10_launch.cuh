@@ -140,8 +140,8 @@ constexpr HopperQ10Config hopper_q10_config() {
     return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, b), same_rings(128, 3, b),
                                    same_rings(128, 2, b)>();
   } else if constexpr (Pairs == 128) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), same_rings(128, 3, b),
-                                   same_rings(128, 2, b), same_rings(256, 2, b)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), HopperQ10Config{128, 3, 128, 4, b},
+                                   same_rings(128, 3, b), same_rings(128, 2, b), same_rings(256, 2, b)>();
   } else {
     return hopper_q10_fit_or_split<F, Ops, Pairs, HopperQ10Config{128, 3, 128, 4, b}, same_rings(128, 3, b),
                                    same_rings(128, 2, b), same_rings(256, 2, b)>();
