@@ -237,34 +237,45 @@ struct HopperQ10Item {
 };
 
 // The CTA's items in order; the producer, the decoders and the consumers walk the same sequence.
-// Item i is column block i % col_blocks of pair tile i / col_blocks. They come in units of up to
-// `group` consecutive column blocks of one pair tile, unit u = blockIdx.x + j * gridDim.x. Where a
-// row's activation stages all fit in the ring at once (hopper_q10_act_group), the items of a unit
-// share one copy of them: the producer moves them for the unit's first item and the consumers
-// release them after its last, so that a tile's codes reach the CTA once per unit, not once per
-// column block. With a group of 1 every item is its own unit: item i = u.
+// An item is one column block of one pair tile. They come in units of up to `group` consecutive
+// column blocks of one pair tile: unit u = blockIdx.x + j * gridDim.x is unit u % units_per_tile
+// of tile u / units_per_tile. Where a row's activation stages all fit in the ring at once
+// (hopper_q10_act_group), the items of a unit share one copy of them: the producer moves them for
+// the unit's first item and the consumers release them after its last, so that a tile's codes
+// reach the CTA once per unit, not once per column block. With a group of 1 every item is its own
+// unit, in the order of item index tile * col_blocks + column block.
 struct HopperQ10Walk {
-  int64_t unit, n_units;
+  int64_t tile, n_tiles;
   int col_blocks, group, units_per_tile;
-  int col, col_end;  // the item's column block; one past the unit's last
-  __device__ __forceinline__ HopperQ10Walk(int64_t n_tiles, int blocks, int unit_blocks)
-      : col_blocks(blocks), group(unit_blocks) {
+  int unit_in_tile;                  // the unit's place among its tile's units
+  int step_tiles, step_units;        // gridDim.x units on: whole tiles, and units within a tile
+  int unit_col, col, col_end;        // the unit's first column block, the item's, one past the unit's last
+  // Divisions only here: the units then step by gridDim.x with a carry, their items by one.
+  __device__ __forceinline__ HopperQ10Walk(int64_t tiles, int blocks, int unit_blocks)
+      : n_tiles(tiles), col_blocks(blocks), group(unit_blocks) {
     units_per_tile = (col_blocks + group - 1) / group;
-    n_units = n_tiles * units_per_tile;
-    unit = blockIdx.x;
+    step_tiles = static_cast<int>(gridDim.x) / units_per_tile;
+    step_units = static_cast<int>(gridDim.x) % units_per_tile;
+    tile = static_cast<int>(blockIdx.x) / units_per_tile;
+    unit_in_tile = static_cast<int>(blockIdx.x) % units_per_tile;
     enter();
   }
   __device__ __forceinline__ void enter() {
-    col = static_cast<int>(unit % units_per_tile) * group;
-    col_end = min(col + group, col_blocks);
+    unit_col = unit_in_tile * group;
+    col = unit_col;
+    col_end = min(unit_col + group, col_blocks);
   }
-  __device__ __forceinline__ bool valid() const { return unit < n_units; }
-  __device__ __forceinline__ int64_t item() const { return (unit / units_per_tile) * col_blocks + col; }
-  __device__ __forceinline__ bool first() const { return col % group == 0; }  // moves the unit's codes
+  __device__ __forceinline__ bool valid() const { return tile < n_tiles; }
+  __device__ __forceinline__ bool first() const { return col == unit_col; }    // moves the unit's codes
   __device__ __forceinline__ bool last() const { return col + 1 == col_end; }  // releases them
   __device__ __forceinline__ void next() {
     if (++col == col_end) {
-      unit += gridDim.x;
+      tile += step_tiles;
+      unit_in_tile += step_units;
+      if (unit_in_tile >= units_per_tile) {
+        unit_in_tile -= units_per_tile;
+        ++tile;
+      }
       enter();
     }
   }
@@ -323,11 +334,10 @@ constexpr size_t hopper_q10_shared_bytes() {
 }
 
 template <class Tile>
-__device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, int64_t item,
-                                                         int col_blocks) {
+__device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, const HopperQ10Walk& walk) {
   HopperQ10Item w;
-  const auto tile = static_cast<int32_t>(item / col_blocks);
-  w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
+  const auto tile = static_cast<int32_t>(walk.tile);
+  w.col_begin = walk.col * Tile::kCtaCols;
   w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
   w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
   w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
@@ -360,7 +370,7 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
   const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
   for (HopperQ10Walk walk(n_tiles, col_blocks, group); walk.valid(); walk.next(), ++item_use) {
-    const HopperQ10Item w = hopper_q10_item<Tile>(args, walk.item(), col_blocks);
+    const HopperQ10Item w = hopper_q10_item<Tile>(args, walk);
     const bool move_acts = walk.first();  // else the unit's codes are in the ring already
     const bool has_pair = pt < w.pair_count;
     const int64_t act_row =
