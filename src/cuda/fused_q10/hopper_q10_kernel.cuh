@@ -245,38 +245,37 @@ struct HopperQ10Item {
 // reach the CTA once per unit, not once per column block. With a group of 1 every item is its own
 // unit, in the order of item index tile * col_blocks + column block.
 struct HopperQ10Walk {
-  int64_t tile, n_tiles;
+  int tile, n_tiles;                 // the tile offsets are int32
   int col_blocks, group, units_per_tile;
-  int unit_in_tile;                  // the unit's place among its tile's units
   int step_tiles, step_units;        // gridDim.x units on: whole tiles, and units within a tile
-  int unit_col, col, col_end;        // the unit's first column block, the item's, one past the unit's last
+  int unit_in_tile;                  // the unit's place among its tile's units
+  int col;                           // the item's column block
   // Divisions only here: the units then step by gridDim.x with a carry, their items by one.
-  __device__ __forceinline__ HopperQ10Walk(int64_t tiles, int blocks, int unit_blocks)
+  __device__ __forceinline__ HopperQ10Walk(int tiles, int blocks, int unit_blocks)
       : n_tiles(tiles), col_blocks(blocks), group(unit_blocks) {
     units_per_tile = (col_blocks + group - 1) / group;
     step_tiles = static_cast<int>(gridDim.x) / units_per_tile;
     step_units = static_cast<int>(gridDim.x) % units_per_tile;
     tile = static_cast<int>(blockIdx.x) / units_per_tile;
     unit_in_tile = static_cast<int>(blockIdx.x) % units_per_tile;
-    enter();
-  }
-  __device__ __forceinline__ void enter() {
-    unit_col = unit_in_tile * group;
-    col = unit_col;
-    col_end = min(unit_col + group, col_blocks);
+    col = unit_in_tile * group;
   }
   __device__ __forceinline__ bool valid() const { return tile < n_tiles; }
-  __device__ __forceinline__ bool first() const { return col == unit_col; }    // moves the unit's codes
-  __device__ __forceinline__ bool last() const { return col + 1 == col_end; }  // releases them
+  __device__ __forceinline__ bool first() const { return col == unit_in_tile * group; }  // moves the unit's codes
+  __device__ __forceinline__ bool last() const {  // releases them
+    return col + 1 == min(unit_in_tile * group + group, col_blocks);
+  }
   __device__ __forceinline__ void next() {
-    if (++col == col_end) {
+    if (last()) {
       tile += step_tiles;
       unit_in_tile += step_units;
       if (unit_in_tile >= units_per_tile) {
         unit_in_tile -= units_per_tile;
         ++tile;
       }
-      enter();
+      col = unit_in_tile * group;
+    } else {
+      ++col;
     }
   }
 };
@@ -336,7 +335,7 @@ constexpr size_t hopper_q10_shared_bytes() {
 template <class Tile>
 __device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, const HopperQ10Walk& walk) {
   HopperQ10Item w;
-  const auto tile = static_cast<int32_t>(walk.tile);
+  const int32_t tile = walk.tile;
   w.col_begin = walk.col * Tile::kCtaCols;
   w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
   w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
@@ -363,7 +362,7 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 // own so that the per-row copies' registers are not live beside it.
 template <class F, class Tile, bool kTma>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
-                                                    int64_t n_tiles, int col_blocks, int group, int n_chunks) {
+                                                    int n_tiles, int col_blocks, int group, int n_chunks) {
   const Q10ProductArgs& args = a.p;
   uint32_t raw_use = 0, act_use = 0;  // slots filled so far by this CTA
   uint32_t item_use = 0;               // items handed to the consumers so far
@@ -651,7 +650,7 @@ __device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10A
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int t,
-                                                   int64_t n_tiles, int col_blocks, int group, int n_chunks,
+                                                   int n_tiles, int col_blocks, int group, int n_chunks,
                                                    int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
   for (HopperQ10Walk walk(n_tiles, col_blocks, group); walk.valid(); walk.next(), ++item_use) {
@@ -699,7 +698,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
   const int n_act_stages = (n_chunks + Tile::kChunksPerActStage - 1) / Tile::kChunksPerActStage;
   const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
-  const int64_t n_tiles = args.tile_offsets[args.n_expert];
+  const int n_tiles = args.tile_offsets[args.n_expert];
   // Column blocks per unit (HopperQ10Walk): the launcher's group where the ring holds every
   // activation stage of a row, else 1 (each item moves and releases its own).
   const int unit_blocks = n_act_stages <= Tile::kActStages ? max(1, a.act_group) : 1;
