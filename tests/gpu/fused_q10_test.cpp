@@ -626,6 +626,15 @@ std::vector<Q10Case> hopper_format_cases() {
                      CaseRouting::kSkewed, fmt.type, kPartner, 0});
     cases.push_back({"down_" + fmt.name + "_small_aligned", 256, small, 8, 2, 17,
                      CaseRouting::kSkewed, kPartner, fmt.type, 0});
+    // Rows whose activation stages all fit in the ring: the items of a unit share one copy of
+    // them (HopperQ10Walk). Down with K = 384 (256 for 256-value blocks) and d = 1792: 7 column
+    // blocks of 256, 14 of 128, so units of 4 and 3, or 4 and 2; gate/up with K = 512 (256) and
+    // f = 1024: 8 or 16 column blocks.
+    const int64_t shared_down = fmt.block == 256 ? 256 : 384, shared_gate_up = fmt.block == 256 ? 256 : 512;
+    cases.push_back({"down_" + fmt.name + "_shared_codes", 1792, shared_down, 8, 2, 150,
+                     CaseRouting::kSkewed, kPartner, fmt.type, 0});
+    cases.push_back({"gate_up_" + fmt.name + "_shared_codes", shared_gate_up, 1024, 8, 2, 150,
+                     CaseRouting::kSkewed, fmt.type, kPartner, 0});
   }
   // gpt-oss's d = f = 2880 in MXFP4 (1530-byte rows): eleven gate/up stages of 256 values and one
   // of 64, twenty-two down stages of 128 and one of 64.
@@ -649,8 +658,36 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
     const test::ScopedEnv rows("STRATA_Q10_RAW_COPY", "rows");
     check_against_the_rule(c, "1");
   }
+  {  // units of 3 column blocks (the last of a tile shorter), and every item on its own
+    const test::ScopedEnv three("STRATA_Q10_ACT_GROUP", "3");
+    check_against_the_rule(c, "1");
+    const test::ScopedEnv one("STRATA_Q10_ACT_GROUP", "1");
+    check_against_the_rule(c, "1");
+  }
   const Q10EngineScope scope("1");
   check_against_the_cpu_arm(c);
+}
+
+// The column blocks per unit come from STRATA_Q10_ACT_GROUP where it is set: an integer from 1 to
+// 64, any other value refused with the variable's name.
+TEST(FusedQ10Arm, ActGroupSwitchTakesOnlyWholeNumbersInItsRange) {
+  {
+    const test::ScopedEnv unset("STRATA_Q10_ACT_GROUP", "");
+    EXPECT_EQ(cuda::fused_q10::hopper_q10_act_group(), cuda::fused_q10::kHopperQ10ActGroup);
+  }
+  for (const char* good : {"1", "7", "64"}) {
+    const test::ScopedEnv set("STRATA_Q10_ACT_GROUP", good);
+    EXPECT_EQ(cuda::fused_q10::hopper_q10_act_group(), std::stoi(good)) << good;
+  }
+  for (const char* bad : {"0", "65", "-1", "4x", "x", " 4", "4.0"}) {
+    const test::ScopedEnv set("STRATA_Q10_ACT_GROUP", bad);
+    try {
+      (void)cuda::fused_q10::hopper_q10_act_group();
+      ADD_FAILURE() << "accepted STRATA_Q10_ACT_GROUP='" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("STRATA_Q10_ACT_GROUP"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The launches that one run of case c (seeded by seed_prefix + its name) adds to a process counter

@@ -236,6 +236,50 @@ struct HopperQ10Item {
   int col_begin;  // in interleaved columns (2 per feature for gate/up)
 };
 
+// The CTA's items in order; the producer, the decoders and the consumers walk the same sequence.
+// An item is one column block of one pair tile. They come in units of up to `group` consecutive
+// column blocks of one pair tile: unit u = blockIdx.x + j * gridDim.x is unit u % units_per_tile
+// of tile u / units_per_tile. Where a row's activation stages all fit in the ring at once
+// (hopper_q10_act_group), the items of a unit share one copy of them: the producer moves them for
+// the unit's first item and the consumers release them after its last, so that a tile's codes
+// reach the CTA once per unit, not once per column block. With a group of 1 every item is its own
+// unit, in the order of item index tile * col_blocks + column block.
+struct HopperQ10Walk {
+  int tile, n_tiles;                 // the tile offsets are int32
+  int col_blocks, group, units_per_tile;
+  int step_tiles, step_units;        // gridDim.x units on: whole tiles, and units within a tile
+  int unit_in_tile;                  // the unit's place among its tile's units
+  int col;                           // the item's column block
+  // Divisions only here: the units then step by gridDim.x with a carry, their items by one.
+  __device__ __forceinline__ HopperQ10Walk(int tiles, int blocks, int unit_blocks)
+      : n_tiles(tiles), col_blocks(blocks), group(unit_blocks) {
+    units_per_tile = (col_blocks + group - 1) / group;
+    step_tiles = static_cast<int>(gridDim.x) / units_per_tile;
+    step_units = static_cast<int>(gridDim.x) % units_per_tile;
+    tile = static_cast<int>(blockIdx.x) / units_per_tile;
+    unit_in_tile = static_cast<int>(blockIdx.x) % units_per_tile;
+    col = unit_in_tile * group;
+  }
+  __device__ __forceinline__ bool valid() const { return tile < n_tiles; }
+  __device__ __forceinline__ bool first() const { return col == unit_in_tile * group; }  // moves the unit's codes
+  __device__ __forceinline__ bool last() const {  // releases them
+    return col + 1 == min(unit_in_tile * group + group, col_blocks);
+  }
+  __device__ __forceinline__ void next() {
+    if (last()) {
+      tile += step_tiles;
+      unit_in_tile += step_units;
+      if (unit_in_tile >= units_per_tile) {
+        unit_in_tile -= units_per_tile;
+        ++tile;
+      }
+      col = unit_in_tile * group;
+    } else {
+      ++col;
+    }
+  }
+};
+
 template <class Tile>
 struct HopperQ10RawSlot {
   alignas(16) uint8_t raw[Tile::kCtaCols][Tile::kRawStride];  // raw blocks, aligned spans
@@ -289,11 +333,10 @@ constexpr size_t hopper_q10_shared_bytes() {
 }
 
 template <class Tile>
-__device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, int64_t item,
-                                                         int col_blocks) {
+__device__ __forceinline__ HopperQ10Item hopper_q10_item(const Q10ProductArgs& args, const HopperQ10Walk& walk) {
   HopperQ10Item w;
-  const auto tile = static_cast<int32_t>(item / col_blocks);
-  w.col_begin = static_cast<int>(item % col_blocks) * Tile::kCtaCols;
+  const int32_t tile = walk.tile;
+  w.col_begin = walk.col * Tile::kCtaCols;
   w.expert = expert_of_tile(args.tile_offsets, args.n_expert + 1, tile);
   w.pair_begin = args.expert_offsets[w.expert] + (tile - args.tile_offsets[w.expert]) * Tile::kPairs;
   w.pair_count = min(Tile::kPairs, args.expert_offsets[w.expert + 1] - w.pair_begin);
@@ -319,14 +362,15 @@ __device__ __forceinline__ const uint8_t* hopper_q10_row(const Q10ProductArgs& a
 // own so that the per-row copies' registers are not live beside it.
 template <class F, class Tile, bool kTma>
 __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int pt,
-                                                    int64_t n_items, int col_blocks, int n_chunks) {
+                                                    int n_tiles, int col_blocks, int group, int n_chunks) {
   const Q10ProductArgs& args = a.p;
   uint32_t raw_use = 0, act_use = 0;  // slots filled so far by this CTA
   uint32_t item_use = 0;               // items handed to the consumers so far
   const int act_blocks_per_row = args.in_features / kQ10BlockValues;
   const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
-    const HopperQ10Item w = hopper_q10_item<Tile>(args, item, col_blocks);
+  for (HopperQ10Walk walk(n_tiles, col_blocks, group); walk.valid(); walk.next(), ++item_use) {
+    const HopperQ10Item w = hopper_q10_item<Tile>(args, walk);
+    const bool move_acts = walk.first();  // else the unit's codes are in the ring already
     const bool has_pair = pt < w.pair_count;
     const int64_t act_row =
         !has_pair ? 0 : (args.pair_token != nullptr ? args.pair_token[w.pair_begin + pt] : w.pair_begin + pt);
@@ -388,7 +432,7 @@ __device__ __forceinline__ void hopper_q10_producer(const HopperQ10Args& a, Hopp
         }
         ++raw_use;
       }
-      for (int part = 0; part < Tile::kActStagesPerStage; ++part, ++act_use) {  // its activation stages
+      for (int part = 0; move_acts && part < Tile::kActStagesPerStage; ++part, ++act_use) {  // its activation stages
         const int act_chunks =
             min(Tile::kChunksPerActStage, stage_chunks - part * Tile::kChunksPerActStage);
         if (act_chunks <= 0) break;  // past K in the row's last stage
@@ -606,9 +650,10 @@ __device__ __forceinline__ HopperQ10Item hopper_q10_decode_item(const HopperQ10A
 // The decoder warpgroup: every chunk of every item of this CTA into the ring of B buffers.
 template <class F, class Tile>
 __device__ __forceinline__ void hopper_q10_decoder(const HopperQ10Args& a, HopperQ10Shared<F, Tile>& sm, int t,
-                                                   int64_t n_items, int n_chunks, int n_stages) {
+                                                   int n_tiles, int col_blocks, int group, int n_chunks,
+                                                   int n_stages) {
   uint32_t raw_use = 0, item_use = 0, b_use = 0;  // raw stages, items and B buffers used so far
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
+  for (HopperQ10Walk walk(n_tiles, col_blocks, group); walk.valid(); walk.next(), ++item_use) {
     HopperQ10TaskRows<Tile> rows = 0;
     hopper_q10_decode_item<F, Tile>(a, sm, t, raw_use, item_use, rows);
 #pragma unroll 1
@@ -653,7 +698,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   const int n_stages = (n_chunks + Tile::kChunksPerStage - 1) / Tile::kChunksPerStage;
   const int n_act_stages = (n_chunks + Tile::kChunksPerActStage - 1) / Tile::kChunksPerActStage;
   const int col_blocks = (Tile::kOps * args.out_rows + Tile::kCtaCols - 1) / Tile::kCtaCols;
-  const int64_t n_items = static_cast<int64_t>(args.tile_offsets[args.n_expert]) * col_blocks;
+  const int n_tiles = args.tile_offsets[args.n_expert];
+  // Column blocks per unit (HopperQ10Walk): the launcher's group where the ring holds every
+  // activation stage of a row, else 1 (each item moves and releases its own).
+  const int unit_blocks = n_act_stages <= Tile::kActStages ? max(1, a.act_group) : 1;
 
   for (int i = tid; i < HalfPiece<F>::kTableWords; i += Tile::kThreads) sm.table[i] = HalfPiece<F>::table_word(i);
   // The raw slots start as zeros, so that a slot row no stage has filled (columns past the tensor's
@@ -670,15 +718,15 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
   if (warpgroup == 0) {
     setmaxnreg_decrease<Tile::kProducerRegisters>();
     if (Tile::kRawTma && a.raw_tma != 0)
-      hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_items, col_blocks, n_chunks);
+      hopper_q10_producer<F, Tile, Tile::kRawTma>(a, sm, tid, n_tiles, col_blocks, unit_blocks, n_chunks);
     else
-      hopper_q10_producer<F, Tile, false>(a, sm, tid, n_items, col_blocks, n_chunks);
+      hopper_q10_producer<F, Tile, false>(a, sm, tid, n_tiles, col_blocks, unit_blocks, n_chunks);
     return;
   }
   if constexpr (Tile::kDecoderGroup) {
     if (warpgroup <= Tile::kDecoderGroups) {
       setmaxnreg_decrease<Tile::kDecoderRegisters>();
-      hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_items, n_chunks, n_stages);
+      hopper_q10_decoder<F, Tile>(a, sm, tid - 128, n_tiles, col_blocks, unit_blocks, n_chunks, n_stages);
       return;
     }
   }
@@ -709,7 +757,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
 #pragma unroll
     for (int r = 0; r < Tile::kDotCols / 2; ++r) span_dot[b][r] = 0.0f;
 
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x, ++item_use) {
+  for (HopperQ10Walk walk(n_tiles, col_blocks, unit_blocks); walk.valid(); walk.next(), ++item_use) {
+    const bool release_acts = walk.last();  // the unit's last item gives its activation stages back
     float acc[Tile::kAccRegs];
 #pragma unroll
     for (int r = 0; r < Tile::kAccRegs; ++r) acc[r] = 0.0f;
@@ -829,12 +878,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
         }
       }
       mbarrier_arrive(&sm.b_empty[buf]);  // products done, scales read
-      if (act_cis == Tile::kChunksPerActStage - 1 || u == n_chunks - 1)
-        mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read
+      if (release_acts && (act_cis == Tile::kChunksPerActStage - 1 || u == n_chunks - 1))
+        mbarrier_arrive(&sm.act_empty[act_index]);  // the stage is read, by the unit's last item
     }
     b_use += n_chunks;
     raw_use += n_stages;
-    act_use += n_act_stages;
+    if (release_acts) act_use += n_act_stages;
 
     // ---- epilogue ----------------------------------------------------------------------------
     if constexpr (Tile::kOps == 2) {

@@ -63,6 +63,7 @@ void launch_hopper_q10_tile(const HopperQ10Args& args, cudaStream_t stream) {
   a.raw_group_shift = 0;
   a.raw_tma = hopper_q10_raw_tma_allowed() && hopper_q10_raw_maps<Tile>(a) ? 1 : 0;
   if (a.raw_tma == 0) a.raw_group_shift = 0;
+  a.act_group = hopper_q10_act_group();
   kernel<<<sms, Tile::kThreads, kShared, stream>>>(a);
   STRATA_CUDA_CHECK_LAUNCH("hopper_q10_kernel");
   if (a.raw_tma != 0) count_hopper_q10_raw_tma_launch();
@@ -139,11 +140,11 @@ constexpr HopperQ10Config hopper_q10_config() {
     return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(256, 2, b), same_rings(128, 3, b),
                                    same_rings(128, 2, b)>();
   } else if constexpr (Pairs == 128) {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), same_rings(128, 3, b),
-                                   same_rings(128, 2, b), same_rings(256, 2, b)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 4, b), HopperQ10Config{128, 3, 128, 4, b},
+                                   same_rings(128, 3, b), same_rings(128, 2, b), same_rings(256, 2, b)>();
   } else {
-    return hopper_q10_fit_or_split<F, Ops, Pairs, same_rings(128, 3, b), same_rings(128, 2, b),
-                                   same_rings(256, 2, b)>();
+    return hopper_q10_fit_or_split<F, Ops, Pairs, HopperQ10Config{128, 3, 128, 4, b}, same_rings(128, 3, b),
+                                   same_rings(128, 2, b), same_rings(256, 2, b)>();
   }
 }
 

@@ -26,11 +26,19 @@ struct HopperQ10Args {
   // log2 of the rows per 16-byte group of the maps (rows that are no whole 16-byte units:
   // 16 / gcd(row bytes, 16) rows are); 0 with the per-row copies.
   int raw_group_shift = 0;
+  // Set by the launcher: column blocks per unit of work (HopperQ10Walk), whose items share one copy
+  // of their pair tile's activation stages where the ring holds a whole row of them.
+  int act_group = 1;
 };
 
 // Whether the launchers may move the raw stages by TMA: yes, unless STRATA_Q10_RAW_COPY=rows (the
 // tests run the same layers both ways). And how many launches did, in this process.
 bool hopper_q10_raw_tma_allowed();
+// The column blocks per unit of the q10 Hopper kernels: kHopperQ10ActGroup, or STRATA_Q10_ACT_GROUP
+// (1 … 64; 1: every item moves its own activation stages). Throws naming the variable on any other
+// value.
+inline constexpr int kHopperQ10ActGroup = 4;
+int hopper_q10_act_group();
 void count_hopper_q10_raw_tma_launch();
 uint64_t hopper_q10_raw_tma_launches();
 

@@ -1,6 +1,9 @@
 #include "cuda/fused_q10/q10_arm.hpp"
 
 #include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -100,6 +103,17 @@ std::atomic<uint64_t> staged_launches{0};   // q10_staged_launches()
 }  // namespace
 
 bool hopper_q10_raw_tma_allowed() { return !env_equals("STRATA_Q10_RAW_COPY", "rows"); }
+int hopper_q10_act_group() {
+  const char* value = std::getenv("STRATA_Q10_ACT_GROUP");
+  if (value == nullptr || *value == '\0') return kHopperQ10ActGroup;
+  int group = 0;
+  const char* end = value + std::strlen(value);
+  const auto [at, ec] = std::from_chars(value, end, group);
+  if (ec != std::errc() || at != end || group < 1 || group > 64)
+    throw Error(Status::kInvalidArgument,
+                std::string("STRATA_Q10_ACT_GROUP='") + value + "': expected an integer from 1 to 64");
+  return group;
+}
 void count_hopper_q10_raw_tma_launch() { raw_tma_launches.fetch_add(1, std::memory_order_relaxed); }
 uint64_t hopper_q10_raw_tma_launches() { return raw_tma_launches.load(std::memory_order_relaxed); }
 bool q10_staged_allowed() { return !env_equals("STRATA_Q10_SM80_RAW", "direct"); }
