@@ -635,6 +635,10 @@ std::vector<Q10Case> hopper_format_cases() {
                      CaseRouting::kSkewed, kPartner, fmt.type, 0});
     cases.push_back({"gate_up_" + fmt.name + "_shared_codes", shared_gate_up, 1024, 8, 2, 150,
                      CaseRouting::kSkewed, fmt.type, kPartner, 0});
+    // Down with K = 512 (qwen35-a3b's f): the 128-pair tile's activation ring holds the whole row
+    // where the format's raw stages leave room for it (hopper_q10_config), else the stages go round.
+    cases.push_back({"down_" + fmt.name + "_shared_codes_512", 1792, 512, 8, 2, 150,
+                     CaseRouting::kSkewed, kPartner, fmt.type, 0});
   }
   // gpt-oss's d = f = 2880 in MXFP4 (1530-byte rows): eleven gate/up stages of 256 values and one
   // of 64, twenty-two down stages of 128 and one of 64.
@@ -662,6 +666,12 @@ TEST_P(FusedQ10HopperFormat, HopperKernelsBitwiseEqualToTheRuleAndTheCpuArm) {
     const test::ScopedEnv three("STRATA_Q10_ACT_GROUP", "3");
     check_against_the_rule(c, "1");
     const test::ScopedEnv one("STRATA_Q10_ACT_GROUP", "1");
+    check_against_the_rule(c, "1");
+  }
+  if (c.name.find("_shared_codes") != std::string::npos) {  // the same units on the 128-pair tile
+    const test::ScopedEnv large("STRATA_PF_FUSED_TILE", "large");
+    check_against_the_rule(c, "1");
+    const test::ScopedEnv three("STRATA_Q10_ACT_GROUP", "3");
     check_against_the_rule(c, "1");
   }
   const Q10EngineScope scope("1");
