@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/fused_q10/hopper_q10_decode.hpp"
 #include "cuda/fused_q10/q10_formats.hpp"
 #include "cuda/fused_q10/wide_piece.hpp"
 #include "decode_vectors.hpp"
@@ -72,6 +73,26 @@ int64_t sub_pair_mismatches(const std::vector<uint8_t>& blocks) {
   return wrong;
 }
 
+// kWideBlockScale<F>: every span of a block has span 0's scale, bit for bit (the Hopper consumers
+// then form one scale product per chunk).
+template <class F>
+int64_t block_scale_mismatches(const std::vector<uint8_t>& blocks) {
+  int64_t wrong = 0;
+  const int64_t n_blocks = static_cast<int64_t>(blocks.size()) / F::kBlockBytes;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* block = blocks.data() + b * F::kBlockBytes;
+    int16_t w[F::kWideSpan];
+    WideScale first{};
+    F::decode_wide(block, 0, w, first);
+    for (int span = 1; span < F::kBlockValues / F::kWideSpan; ++span) {
+      WideScale s{};
+      F::decode_wide(block, span, w, s);
+      wrong += std::memcmp(&s.scale, &first.scale, sizeof(float)) != 0;
+    }
+  }
+  return wrong;
+}
+
 template <class F>
 void check_format() {
   SCOPED_TRACE(F::kName);
@@ -85,6 +106,10 @@ void check_format() {
   std::vector<uint8_t> random(4096 * static_cast<size_t>(F::kBlockBytes));
   for (auto& byte : random) byte = static_cast<uint8_t>(rng.next());
   EXPECT_EQ(piece_mismatches<F>(random), 0) << "random bytes, 4096 blocks";
+  if constexpr (cuda::fused_q10::kWideBlockScale<F>) {
+    EXPECT_EQ(block_scale_mismatches<F>(v.blocks), 0) << "one scale per block, bundled vectors";
+    EXPECT_EQ(block_scale_mismatches<F>(random), 0) << "one scale per block, random bytes";
+  }
   if constexpr (cuda::fused_q10::kWideSubPairs<F>) {
     EXPECT_EQ(sub_pair_mismatches<F>(v.blocks), 0) << "sub-block pairs, bundled vectors";
     EXPECT_EQ(sub_pair_mismatches<F>(random), 0) << "sub-block pairs, random bytes";

@@ -4,9 +4,12 @@
 // of all 25 formats.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "common/hd.hpp"
 #include "formats/format.hpp"
+#include "formats/iq1_m.hpp"
+#include "formats/iq1_s.hpp"
 #include "formats/iq2_xs.hpp"
 #include "formats/iq2_xxs.hpp"
 #include "formats/iq3_s.hpp"
@@ -36,6 +39,15 @@
 #endif
 
 namespace strata::cuda::fused_q10 {
+
+// The formats whose decode_wide gives every span of a block the same scale, a function of the
+// block's scale fields alone (the sub-scales fold into w). Where one fold batch holds all of a
+// chunk's spans (HopperQ10Tile::kChunkScale), the consumers then form each scale product
+// w_scale * a_scale once for the chunk: the same operation on the same operands as once per span.
+// tests/unit/q10_wide_piece_test checks the property on every bundled block and on random bytes.
+template <class F>
+inline constexpr bool kWideBlockScale =
+    std::is_same_v<F, Q4_K> || std::is_same_v<F, Iq3S> || std::is_same_v<F, Iq1S> || std::is_same_v<F, Iq1M>;
 
 #if defined(__CUDACC__)
 // fp16_bits_to_float without its branches: the hardware conversion, exact for every f16 but NaN,

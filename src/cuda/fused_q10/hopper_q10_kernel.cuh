@@ -153,6 +153,14 @@ struct HopperQ10Tile {
   // two at a time (formats of 16- and 32-value spans), one commit and one wait for both, in two
   // span-dot sets; elsewhere one span at a time.
   static constexpr int kSpanBatch = kDecoderGroup && kSpansPerChunk > 1 ? 2 : 1;
+  // Span scales (and offsets) four to a 16-byte load: the decoders store each at its column's place
+  // in hopper_q10_scale_at's order, so that the four columns a fold lane takes of each 16 lie
+  // together. Not on the two-decoder 64-pair tiles, whose IQ3_S and TQ2_0 gate/up kernels then
+  // spill 4 bytes (ptxas -v): they keep the column order and two 8-byte loads per 16 columns.
+  static constexpr bool kScaleQuads = kDecoderGroups != 2;
+  // One scale product per column and pair for all of a chunk's spans, where they share their scale
+  // (kWideBlockScale: Q4_K) and fold in one batch.
+  static constexpr bool kChunkScale = kWideBlockScale<F> && kSpansPerChunk > 1 && kSpanBatch == kSpansPerChunk;
   static constexpr int kThreads = 128 * (1 + kDecoderGroups + 2);  // producer, [decoders,] two consumers
   static constexpr int kFirstConsumer = 1 + kDecoderGroups;      // warpgroup of consumer 0
   // setmaxnreg moves registers between the warpgroups; the total stays what the launch gave. With a
@@ -228,6 +236,33 @@ struct HopperQ10Tile {
                 "whole activation blocks per activation stage, whole activation stages per raw stage");
   static_assert(ActStages >= 2, "the producer runs at least one activation stage ahead");
 };
+
+// The place of CTA-set column `col`'s span scale among the scales of its 16 columns: column
+// 8 h + 2 q + e (h, e < 2; q < 4 is the fold lane's index in its quad, which takes columns 2q + e
+// and 8 + 2q + e) at 4 q + 2 h + e, with kScaleQuads; else the column itself.
+template <class Tile>
+__device__ __forceinline__ int hopper_q10_scale_at(int col) {
+  if constexpr (Tile::kScaleQuads) {
+    const unsigned c = static_cast<unsigned>(col);
+    return static_cast<int>((c & ~15u) | ((c & 6u) << 1) | ((c & 8u) >> 2) | (c & 1u));
+  } else {
+    return col;
+  }
+}
+
+// Fold lane tig's span scales (or offsets) of columns 16 q + 2 tig + e and 16 q + 8 + 2 tig + e
+// (e < 2) among a span's `row` of scales, in that order: one 16-byte load with kScaleQuads (the
+// decoders' hopper_q10_scale_at order), else two 8-byte loads.
+template <class Tile>
+__device__ __forceinline__ float4 hopper_q10_lane_scales(const float* row, int q, int tig) {
+  if constexpr (Tile::kScaleQuads) {
+    return *reinterpret_cast<const float4*>(row + 16 * q + 4 * tig);
+  } else {
+    const float2 lo = *reinterpret_cast<const float2*>(row + 16 * q + 2 * tig);
+    const float2 hi = *reinterpret_cast<const float2*>(row + 16 * q + 8 + 2 * tig);
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
+  }
+}
 
 struct HopperQ10Item {
   int expert;
@@ -559,6 +594,9 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
     Piece::decode(blocks + (value / F::kBlockValues) * F::kBlockBytes, (value % F::kBlockValues) / 32, sm.table, h2,
                   scale);
   };
+  // A task's column within its 16 is t % 16 in both task mappings (HopperQ10Task), so the place of
+  // its span scales, hopper_q10_scale_at(local), is local plus a constant of the thread.
+  const int scale_shift = hopper_q10_scale_at<Tile>(t % 16) - t % 16;
   // The piece into its core matrices of B buffer `buf`, its span scales (and offsets) beside them.
   auto store_task = [&](int i, const uint32_t (&h2)[16], const WideScale (&scale)[kPieceSpans]) {
     const HopperQ10Task<Tile> task(t, i);
@@ -572,8 +610,9 @@ __device__ __forceinline__ void hopper_q10_decode_chunk(HopperQ10Shared<F, Tile>
 #pragma unroll
       for (int j = 0; j < kPieceSpans; ++j) {
         const int span = (32 * task.piece) / Tile::kSpan + j;
-        sm.b_scale[buf][task.set][span][task.local] = scale[j].scale;
-        if constexpr (Tile::kOffset) sm.b_offset[buf][task.set][span][task.local] = scale[j].offset;
+        const int at = task.local + scale_shift;  // hopper_q10_scale_at<Tile>(task.local)
+        sm.b_scale[buf][task.set][span][at] = scale[j].scale;
+        if constexpr (Tile::kOffset) sm.b_offset[buf][task.set][span][at] = scale[j].offset;
       }
     }
   };
@@ -850,29 +889,45 @@ __global__ void __launch_bounds__(Tile::kThreads, 1) hopper_q10_kernel(const __g
           for (int b = 0; b < Tile::kSpanBatch; ++b) mma::fence_accumulators(span_dot[b]);
 
           // ---- fold: fold_span<F>'s operations, one for one, the batch's spans in order --------
+          // Per element acc = fmaf(dot, w_scale * a_scale, acc) (then the offset's term) for span
+          // jb + b, b = 0, 1, ...: each element's own chain, whatever order the lanes' elements take.
           if (live) {
+            // Span jb + b of the lane's columns 16 q + 2 tig + {0, 1}, 16 q + 8 + 2 tig + {0, 1},
+            // whose span scales are w_scale.
+            auto fold = [&](int b, int q, const float4& w_scale4) {
+              const float w_scale[4] = {w_scale4.x, w_scale4.y, w_scale4.z, w_scale4.w};
+              float w_offset[4] = {};
+              if constexpr (Tile::kOffset) {
+                const float4 o = hopper_q10_lane_scales<Tile>(&sm.b_offset[buf][set][jb + b][g * Tile::kDotCols], q, tig);
+                w_offset[0] = o.x, w_offset[1] = o.y, w_offset[2] = o.z, w_offset[3] = o.w;
+              }
 #pragma unroll
-            for (int b = 0; b < Tile::kSpanBatch; ++b) {
-              const int j = jb + b;
-#pragma unroll
-              for (int jj = 0; jj < Tile::kDotCols / 8; ++jj) {
-                const int col = g * Tile::kDotCols + 8 * jj + 2 * tig;
-                const float2 w_scale = *reinterpret_cast<const float2*>(&sm.b_scale[buf][set][j][col]);
-                float2 w_offset = make_float2(0.0f, 0.0f);
-                if constexpr (Tile::kOffset)
-                  w_offset = *reinterpret_cast<const float2*>(&sm.b_offset[buf][set][j][col]);
+              for (int e = 0; e < 4; ++e) {
+                const int jj = 2 * q + e / 2;  // 8-column block of the group
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                  const int d = 4 * jj + 2 * h;                                // in the span dot
-                  const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h;  // in the accumulators
-                  acc[r] = fmaf(span_dot[b][d], w_scale.x * a_scale[h], acc[r]);
-                  acc[r + 1] = fmaf(span_dot[b][d + 1], w_scale.y * a_scale[h], acc[r + 1]);
-                  if constexpr (Tile::kOffset) {
-                    acc[r] = fmaf(a_sum[b][h], w_offset.x * a_scale[h], acc[r]);
-                    acc[r + 1] = fmaf(a_sum[b][h], w_offset.y * a_scale[h], acc[r + 1]);
-                  }
+                  const int d = 4 * jj + 2 * h + e % 2;                             // in the span dot
+                  const int r = 4 * (g * Tile::kDotCols / 8 + jj) + 2 * h + e % 2;  // in the accumulators
+                  acc[r] = fmaf(span_dot[b][d], w_scale[e] * a_scale[h], acc[r]);
+                  if constexpr (Tile::kOffset) acc[r] = fmaf(a_sum[b][h], w_offset[e] * a_scale[h], acc[r]);
                 }
               }
+            };
+            auto scales = [&](int j, int q) {
+              return hopper_q10_lane_scales<Tile>(&sm.b_scale[buf][set][j][g * Tile::kDotCols], q, tig);
+            };
+            if constexpr (Tile::kChunkScale) {  // the batch's spans share their scale (and products)
+#pragma unroll
+              for (int q = 0; q < Tile::kDotCols / 16; ++q) {
+                const float4 w_scale = scales(jb, q);
+#pragma unroll
+                for (int b = 0; b < Tile::kSpanBatch; ++b) fold(b, q, w_scale);
+              }
+            } else {
+#pragma unroll
+              for (int b = 0; b < Tile::kSpanBatch; ++b)
+#pragma unroll
+                for (int q = 0; q < Tile::kDotCols / 16; ++q) fold(b, q, scales(jb + b, q));
             }
           }
         }
